@@ -74,6 +74,9 @@ strict_plugins: Knob[bool] = Knob("HUMMING_STRICT_PLUGINS", _parse_bool, False, 
 trace_plugins: Knob[bool] = Knob("HUMMING_TRACE_PLUGINS", _parse_bool, False, "log every plugin hook call")
 progress: Knob[bool] = Knob("HUMMING_PROGRESS", _parse_bool, True, "show a progress bar for long compiles and conformance runs")
 
+# Vendor SDK locations a built-in plugin reads (not HUMMING_*: these names are the vendors' own).
+ppu_sdk: Knob[str] = Knob("PPU_SDK", _parse_str, "", "T-Head PPU SDK root; the PPU plugin compiles with $PPU_SDK/CUDA_SDK/bin/nvcc")
+
 ALL: tuple[Knob, ...] = tuple(v for v in list(globals().values()) if isinstance(v, Knob))
 
 
