@@ -1,0 +1,71 @@
+"""The NVIDIA device plugin: hookimpls only (targets in archs, parts in skus, the driver in detect, probes in probes).
+
+Registered through the entry point ``humming.devices: nvidia``, exactly as a vendor's package would be. Importing
+it touches no GPU and compiles nothing; ``humming_enumerate_devices`` is the only hook that calls the driver.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+from humming.capabilities.model import DeviceCapabilities, MmaInstruction, Target
+from humming.devices.device import DeviceMatch, RawDevice
+from humming.devices.hookspecs import API_VERSION, hookimpl
+from humming.devices.toolchain import Toolchain
+from humming.errors import InvalidInputError
+
+VENDOR = "nvidia"
+
+
+def _ours(target: Target) -> bool:
+    from humming.devices.nvidia import archs
+
+    return target.vendor == VENDOR and target.arch in archs.BY_ARCH
+
+
+@hookimpl
+def humming_api_version() -> int:
+    return API_VERSION
+
+
+@hookimpl
+def humming_declare_targets(register: Callable[[DeviceCapabilities], None]) -> None:
+    from humming.devices.nvidia import archs
+
+    for caps in archs.ALL:
+        register(caps)
+
+
+@hookimpl
+def humming_enumerate_devices(register: Callable[[RawDevice], None]) -> None:
+    from humming.devices.nvidia import detect
+
+    detect.enumerate_devices(register)
+
+
+@hookimpl
+def humming_probe_device(raw: RawDevice, env: Mapping[str, str]) -> DeviceMatch | None:
+    from humming.devices.nvidia import detect
+
+    return detect.probe(raw, env)
+
+
+@hookimpl
+def humming_toolchain(target: Target) -> Toolchain | None:
+    if not _ours(target):
+        return None
+    from humming.devices.nvidia.target import toolchain_for
+
+    return toolchain_for(target)
+
+
+@hookimpl
+def humming_instruction_probe(instruction: MmaInstruction, target: Target) -> str | None:
+    if not _ours(target):
+        return None
+    from humming.devices.nvidia import archs, probes
+
+    if instruction not in archs.BY_ARCH[target.arch].mma:
+        raise InvalidInputError(f"{instruction.describe()} is not declared for {target.arch}; "
+                                f"see humming.devices.target({target.arch!r}).mma for the declared forms")
+    return probes.probe_source(instruction)

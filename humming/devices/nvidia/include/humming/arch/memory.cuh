@@ -1,0 +1,86 @@
+// humming/arch/memory.cuh -- NVIDIA arch layer: asynchronous global->shared copies, ldmatrix, L2 cache policies.
+//
+// cp.async (PTX ISA 9.7.9.25, sm_80+) with an L2 cache-policy operand made by createpolicy (9.7.9.18, sm_80+).
+// sm_75 has neither: the copy becomes a synchronous 16-byte load and store, and the group operations do
+// nothing, so the same multi-stage pipeline code runs (without overlap) on Turing.
+#pragma once
+#include <humming/arch/types.cuh>
+
+namespace humming {
+namespace arch {
+
+HM_DEVICE u32 smem_u32(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
+
+// An L2 policy that evicts these lines first: for weights, which each CTA streams exactly once.
+HM_DEVICE u64 policy_evict_first() {
+  u64 p = 0;
+#if __CUDA_ARCH__ >= 800
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
+#endif
+  return p;
+}
+
+// An L2 policy that keeps these lines: for activations, which every CTA of a column of tiles re-reads.
+HM_DEVICE u64 policy_evict_last() {
+  u64 p = 0;
+#if __CUDA_ARCH__ >= 800
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(p));
+#endif
+  return p;
+}
+
+// 16 bytes global -> shared. src_bytes 0 writes zeros (the source is not read), 16 copies.
+HM_DEVICE void cp_async16(u32 dst, const void* src, int src_bytes, u64 policy) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n"
+               :: "r"(dst), "l"(src), "r"(src_bytes), "l"(policy) : "memory");
+#else
+  uint4 v = make_uint4(0u, 0u, 0u, 0u);
+  if (src_bytes) v = *reinterpret_cast<const uint4*>(src);
+  asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n" :: "r"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+#endif
+}
+
+HM_DEVICE void cp_async_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+template <int N>
+HM_DEVICE void cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+#endif
+}
+
+// Four 8x8 b16 matrices from shared memory; lane i gives the row address of matrix i/8, row i%8 (PTX 9.7.9.24).
+HM_DEVICE void ldmatrix_x4(u32 (&r)[4], u32 addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+HM_DEVICE uint4 lds128(u32 addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+  return v;
+}
+
+HM_DEVICE uint2 lds64(u32 addr) {
+  uint2 v;
+  asm volatile("ld.shared.v2.u32 {%0,%1}, [%2];\n" : "=r"(v.x), "=r"(v.y) : "r"(addr));
+  return v;
+}
+
+HM_DEVICE u32 lds32(u32 addr) {
+  u32 v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
+}
+
+// Reads that bypass L1, for data other CTAs wrote during this launch (split-K partial sums).
+HM_DEVICE float4 ldcg_f4(const float4* p) { return __ldcg(p); }
+
+}  // namespace arch
+}  // namespace humming

@@ -1,0 +1,33 @@
+// humming/arch/types.cuh -- NVIDIA arch layer: the scalar types every kernel block uses.
+//
+// NVRTC has no <cstdint> without extra headers, and humming kernels include no CUDA toolkit headers
+// (no cuda_fp16.h): 16-bit floats travel as raw bits in 32-bit registers, two per register.
+#pragma once
+
+namespace humming {
+
+typedef unsigned int u32;
+typedef unsigned short u16;
+typedef unsigned long long u64;
+typedef int s32;
+
+// Activation / MMA operand tags. The kernel is written once for both; the arch layer picks the instruction.
+struct f16_t {};
+struct bf16_t {};
+
+#define HM_DEVICE __device__ __forceinline__
+
+template <class T>
+struct ActTraits;
+template <>
+struct ActTraits<f16_t> {
+  static constexpr int mantissa = 10;  // explicit mantissa bits
+  static constexpr int bias = 15;
+};
+template <>
+struct ActTraits<bf16_t> {
+  static constexpr int mantissa = 7;
+  static constexpr int bias = 127;
+};
+
+}  // namespace humming

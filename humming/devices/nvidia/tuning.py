@@ -1,0 +1,129 @@
+"""Dense GEMM plans for NVIDIA targets: tile tables by M (data), a shared-memory fit, and the Stream-K grid rule.
+
+``TUNER.plan(problem, caps, sm_count)`` returns a KernelPlan. Tiles come from the table that fits the target's
+shared memory per block; the first row whose ``max_m`` covers M wins. The grid is data-parallel (one CTA per
+tile) when there are enough tiles to fill every SM, else Stream-K over (tile, k-step) iterations with one CTA
+per resident slot, so that a decode-sized GEMM (M <= 16: a few dozen tiles) still streams weights on every SM.
+Numbers in the tables were measured on one H200 (benchmarks/NOTES-wna16.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from humming.capabilities.model import DeviceCapabilities
+from humming.core.packing import padded_shape
+from humming.core.plan import KernelPlan
+from humming.core.problem import GemmProblem
+from humming.errors import InvalidInputError, UnsupportedError
+from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
+
+KiB = 1024
+
+
+@dataclass(frozen=True)
+class TileRule:
+    max_m: int  # the rule serves M <= max_m
+    tile: Tile
+    why: str
+
+
+_INF = 1 << 62
+
+#: Targets with >= 160 KiB of shared memory per block (sm_80, sm_87, sm_90a, sm_100a ...).
+LARGE_SMEM: tuple[TileRule, ...] = (
+    TileRule(16, Tile(1, 1, 4, 1, 2, 128, 4, 8, 2), "decode: one m16 row block, 256 columns, 2 warps per column block split K"),
+    TileRule(32, Tile(1, 2, 4, 1, 2, 128, 4, 8, 2), "two m16 blocks"),
+    TileRule(48, Tile(1, 3, 4, 1, 2, 128, 4, 8, 1), "three m16 blocks"),
+    TileRule(64, Tile(1, 4, 4, 1, 2, 128, 4, 8, 1), "four m16 blocks"),
+    TileRule(_INF, Tile(2, 4, 4, 1, 1, 64, 4, 8, 1), "compute-bound: 128 x 256 tiles, 8 warps of 64 x 64"),
+)
+#: Targets with about 100 KiB per block (sm_86, sm_89, sm_120a, sm_121a).
+MID_SMEM: tuple[TileRule, ...] = (
+    TileRule(16, Tile(1, 1, 4, 1, 2, 128, 3, 8, 1), "decode"),
+    TileRule(64, Tile(1, 4, 4, 1, 1, 64, 3, 8, 1), "small batch"),
+    TileRule(_INF, Tile(2, 4, 2, 1, 1, 64, 3, 8, 1), "compute-bound: 128 x 128 tiles"),
+)
+#: Turing (64 KiB per block, no cp.async: the pipeline runs without overlap).
+SMALL_SMEM: tuple[TileRule, ...] = (
+    TileRule(16, Tile(1, 1, 4, 1, 2, 64, 2, 8, 1), "decode"),
+    TileRule(_INF, Tile(2, 2, 2, 1, 1, 64, 2, 8, 1), "64 x 128 tiles"),
+)
+
+
+def table_for(caps: DeviceCapabilities) -> tuple[TileRule, ...]:
+    smem = caps.limits.shared_memory_per_block_optin or 48 * KiB
+    if smem >= 160 * KiB:
+        return LARGE_SMEM
+    if smem >= 96 * KiB:
+        return MID_SMEM
+    return SMALL_SMEM
+
+
+def _fit(spec: GemmDenseSpec, caps: DeviceCapabilities) -> GemmDenseSpec:
+    """Fewer stages (then fewer CTAs per SM) until the tile fits the target's shared memory."""
+    limit = caps.limits.shared_memory_per_block_optin or 48 * KiB
+    per_sm = caps.limits.shared_memory_per_sm or limit
+    while spec.smem_bytes() > limit and spec.stages > 2:
+        spec = replace(spec, stages=spec.stages - 1)
+    while spec.smem_bytes() > limit and spec.warp_k > 1:  # the k-warp reduction buffer is the next largest part
+        spec = replace(spec, warp_k=spec.warp_k // 2)
+    while spec.min_blocks > 1 and spec.min_blocks * (spec.smem_bytes() + 1 * KiB) > per_sm:
+        spec = replace(spec, min_blocks=spec.min_blocks - 1)
+    return spec
+
+
+class DenseTuner:
+    """The NVIDIA dense WnA16 tuner (``humming_tuner`` hook object)."""
+
+    def plan(self, problem: GemmProblem, caps: DeviceCapabilities, sm_count: int, *,
+             tile: Tile | None = None, schedule: str | None = None) -> KernelPlan:
+        """Choose the kernel and grid; ``tile``/``schedule`` override the choice (benchmarks, tests)."""
+        if problem.kind != "dense":
+            raise UnsupportedError(f"{problem.describe()}: the dense tuner plans dense GEMMs only",
+                                   missing=["an MoE kernel"])
+        decode = DecodeParams.of(problem.weight)
+        reasons = []
+        if tile is None:
+            rule = next(r for r in table_for(caps) if problem.m <= r.max_m)
+            tile = rule.tile
+            reasons.append(f"M={problem.m} <= {rule.max_m if rule.max_m < _INF else 'any'}: {rule.why}")
+        else:
+            reasons.append("tile given by the caller")
+        if decode.gs and decode.gs < tile.bk and tile.bk % decode.gs:
+            raise InvalidInputError(f"group size {decode.gs} does not divide bk={tile.bk}")
+        spec = _fit(GemmDenseSpec.build(caps.target, problem.activation, problem.out, decode, tile), caps)
+        if spec.stages != tile.stages or spec.min_blocks != tile.min_blocks:
+            reasons.append(f"shared memory: {spec.stages} stages, {spec.min_blocks} CTA(s) per SM fit this target")
+        n_pad, k_pad = padded_shape(problem.n, problem.k, problem.weight)
+        t = spec.tile
+        m_tiles = -(-problem.m // t.block_m)
+        n_tiles = -(-n_pad // t.block_n)
+        k_iters = k_pad // t.bk
+        tiles = m_tiles * n_tiles
+        resident = max(sm_count, 1) * spec.min_blocks
+        if schedule is None:
+            schedule = "data-parallel" if tiles >= resident else "stream-k"
+        if schedule == "data-parallel":
+            grid = tiles
+            reasons.append(f"{tiles} tiles >= {resident} resident CTAs ({sm_count} SMs x {spec.min_blocks}): one CTA a tile")
+            ws = 0
+        elif schedule == "stream-k":
+            grid = min(resident, tiles * k_iters)
+            reasons.append(f"{tiles} tiles < {resident} resident CTAs: Stream-K, {grid} CTAs share "
+                           f"{tiles * k_iters} k-steps ({tiles * k_iters / grid:.1f} each)")
+            ws = 2 * grid * t.block_m * t.block_n
+        else:
+            raise InvalidInputError(f"schedule={schedule!r}; allowed: data-parallel, stream-k")
+        return KernelPlan(problem, spec, grid, t.threads, spec.smem_bytes(), ws, tiles if ws else 0, schedule,
+                          tuple(reasons))
+
+    @staticmethod
+    def grid_sizes(plan: KernelPlan) -> tuple[int, int, int]:
+        """(m_tiles, n_tiles, k_pad) the launch passes to the kernel."""
+        p, t = plan.problem, plan.spec.tile  # type: ignore[attr-defined]
+        n_pad, k_pad = padded_shape(p.n, p.k, p.weight)
+        return -(-p.m // t.block_m), -(-n_pad // t.block_n), k_pad
+
+
+TUNER = DenseTuner()
