@@ -1,0 +1,105 @@
+"""`humming devices` and `humming explain` through main(), as a user runs them, on a machine without a GPU."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from humming.cli import main
+from humming.devices.manager import get_manager, reset_manager
+
+NVIDIA_TARGETS = ["sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90a", "sm_100a", "sm_103a", "sm_110a", "sm_120a",
+                  "sm_121a"]
+COMBINATIONS = {  # (weights, activations) per W/A combination the brief names
+    "WnA16": [("s4", "f16"), ("u4", "bf16"), ("e2m1", "bf16"), ("s8", "f16"), ("e4m3", "bf16"), ("u2", "f16")],
+    "W8A8": [("s8", "s8"), ("e4m3", "e4m3")],
+    "W4A8": [("s4", "s8"), ("e2m1", "e4m3"), ("s4", "e4m3")],
+    "W4A4": [("s4", "s4"), ("e2m1", "e2m1")],
+}
+CASES = [(w, a) for pairs in COMBINATIONS.values() for w, a in pairs]
+
+
+@pytest.fixture(autouse=True)
+def fresh_manager():
+    reset_manager()
+    yield
+    reset_manager()
+
+
+def run_json(capsys, *argv: str) -> tuple[int, object]:
+    code = main(list(argv))
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_devices_all_json_lists_every_target_with_its_facts(capsys):
+    code, data = run_json(capsys, "devices", "--all", "--json")
+    assert code == 0
+    by_arch = {d["arch"]: d for d in data}
+    for arch in NVIDIA_TARGETS + ["ppu-810e", "ppu-m890"]:
+        assert arch in by_arch, f"{arch} missing from the catalog"
+    assert any(d["preview"] and d["vendor"] == "nvidia" for d in data), "Rubin preview target missing"
+    for d in data:
+        assert {"id", "name", "vendor", "plugin", "arch", "present", "mma", "features", "hidden_formats", "notes"} <= d.keys()
+        assert d["mma"], f"{d['arch']} declares no MMA"
+        for m in d["mma"]:
+            assert {"instr", "shape", "a", "b", "acc"} <= m.keys() and len(m["shape"]) == 3
+    h = by_arch["sm_90a"]
+    assert h["plugin"] == "nvidia" and h["features"]["bulk_tensor_copy"] is True
+    assert not any(m["instr"] == "wgmma" and "s4" in (m["a"], m["b"]) for m in h["mma"])
+    assert {f["dtype"] for f in by_arch["sm_100a"]["hidden_formats"]} == {"e3m4", "e0m3"}
+
+
+def test_devices_without_a_gpu_is_an_empty_list_not_an_error(capsys):
+    if get_manager().devices():
+        pytest.skip("a GPU is visible here")
+    code, data = run_json(capsys, "devices", "--json")
+    assert code == 0 and data == []
+    assert main(["devices"]) == 0
+    assert "no devices present" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("arch", NVIDIA_TARGETS + ["ppu-810e"])
+def test_explain_answers_every_combination_on_every_target(arch, capsys):
+    for weights, activations in CASES:
+        code = main(["explain", "--target", arch, "--weights", weights, "--activations", activations, "--json"])
+        verdict = json.loads(capsys.readouterr().out)
+        assert code == (0 if verdict["supported"] else 2)
+        if verdict["supported"]:
+            assert verdict["chosen"]["instruction"]["instr"]
+        else:
+            assert verdict["missing"], f"{arch} {weights}/{activations}: a 'no' must name what is missing"
+
+
+def test_explain_w4a4_fp4_on_hopper_says_no_fp4_mma_and_offers_w4a8_and_w4a16(capsys):
+    code = main(["explain", "--target", "sm_90a", "--weights", "e2m1", "--activations", "e2m1"])
+    out = capsys.readouterr().out
+    assert code == 2
+    assert "none takes e2m1" in out
+    assert "W4A8 with e4m3 activations" in out and "W4A16 with bf16 activations" in out
+    assert "sm_100a" in out  # a target that would run it
+
+
+def test_explain_int8_on_b300_takes_mma_sync_and_warns(capsys):
+    code = main(["explain", "--target", "sm_103a", "--weights", "s8", "--activations", "s8"])
+    out = capsys.readouterr().out
+    assert code == 0 and "mma.sync" in out
+    assert "warning:" in out and "tcgen05" in out
+    code = main(["explain", "--target", "sm_100a", "--weights", "s8", "--activations", "s8"])
+    out = capsys.readouterr().out
+    assert code == 0 and "tcgen05" in out and "warning:" not in out
+
+
+def test_explain_rejects_an_unknown_target_and_dtype_with_the_known_names(capsys):
+    assert main(["explain", "--target", "sm_99", "--weights", "s4", "--activations", "f16"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown target 'sm_99'" in err and "sm_90a" in err
+    assert main(["explain", "--target", "sm_90a", "--weights", "int5x", "--activations", "f16"]) == 2
+    assert "unknown dtype 'int5x'" in capsys.readouterr().err
+
+
+def test_sm75_wna16_bf16_is_refused_but_f16_runs(capsys):
+    assert main(["explain", "--target", "sm_75", "--weights", "s4", "--activations", "bf16"]) == 2
+    out = capsys.readouterr().out
+    assert "bf16" in out and "W4A16 with f16 activations" in out
+    assert main(["explain", "--target", "sm_75", "--weights", "s4", "--activations", "f16"]) == 0
