@@ -34,12 +34,14 @@ class UnsupportedError(HummingError):
 
 
 class CompileError(HummingError):
-    """A kernel failed to compile. Carries the compiler log, the saved source path and a repro line."""
+    """A kernel failed to compile. Carries the compiler log, the saved source path, a repro line and the spec."""
 
-    def __init__(self, message: str, *, log: str = "", source_path: str | None = None, repro: str | None = None) -> None:
+    def __init__(self, message: str, *, log: str = "", source_path: str | None = None, repro: str | None = None,
+                 spec: object | None = None) -> None:
         self.log = log
         self.source_path = source_path
         self.repro = repro
+        self.spec = spec  # the KernelSpec whose unit failed, when the unit came from one
         text = message
         if source_path:
             text += f"\n  source: {source_path}"

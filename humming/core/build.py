@@ -1,0 +1,296 @@
+"""From spec to CompiledKernel: compile_spec (memo -> disk cache -> compiler) and compile_many on a thread pool.
+
+``compile_spec(spec)`` renders the unit, keys it (humming.core.cache), and returns the CompiledKernel from the
+in-process memo, else from the disk cache, else by compiling it under the key's file lock and publishing it.
+Two processes that miss at once both succeed: the second waits on the lock, then finds the entry.
+
+``compile_many(specs)`` does the same for many specs at once (a layer's whole M range, a conformance run) on
+``HUMMING_COMPILE_WORKERS`` threads (0: one per core); NVRTC releases the GIL, so threads scale without the
+start-up cost of processes (``processes=True`` spawns workers instead, for a toolchain that would serialise
+threads). A progress bar appears on a terminal once the batch has taken more than a second.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import IO, Any, Sequence
+
+from humming import knobs
+from humming.capabilities.model import DeviceCapabilities, Target
+from humming.core import cache
+from humming.core.codegen import KernelSpec
+from humming.core.launcher import CompiledKernel
+from humming.devices.toolchain import Toolchain
+from humming.errors import CompileError, HummingError, InvalidInputError, UnsupportedError
+
+#: A batch must take this long before its progress is shown.
+PROGRESS_DELAY_S = 1.0
+
+_toolchains: dict[Target, Toolchain] = {}
+_toolchains_lock = threading.Lock()
+
+
+def toolchain_for(target: Target) -> Toolchain:
+    """The compiler the target's plugin supplies (humming.devices.manager), looked up once per target."""
+    chain = _toolchains.get(target)
+    if chain is None:
+        from humming.devices.manager import get_manager
+
+        chain = get_manager().toolchain(target)
+        with _toolchains_lock:
+            _toolchains[target] = chain
+    ok, reason = chain.availability()
+    if not ok:
+        raise UnsupportedError(f"cannot compile for {target}: {reason}", missing=[f"the {chain.name} toolchain"])
+    return chain
+
+
+def _capabilities(target: Target) -> DeviceCapabilities | None:
+    """The catalog's capabilities for ``target``, or None when no loaded plugin declares it."""
+    try:
+        from humming.devices.manager import get_manager
+
+        caps = get_manager().capabilities(target.arch, target.vendor)
+    except (ImportError, HummingError):
+        return None
+    return caps if (caps.target.vendor, caps.target.arch) == (target.vendor, target.arch) else None
+
+
+def compile_source(source: str, *, target: Target, name: str = "kernel.cu", include_dirs: Sequence[Path] = (),
+                   extra_options: Sequence[str] = (), name_expressions: Sequence[str] = (), entry: str | None = None,
+                   toolchain: Toolchain | None = None, spec: KernelSpec | None = None) -> CompiledKernel:
+    """Compile one unit through the cache. ``entry`` picks the kernel (default: the lowered first name
+    expression, or the binary's only kernel).
+
+    :raises CompileError: with the compiler log, the saved .cu path and a repro command.
+    """
+    chain = toolchain if toolchain is not None else toolchain_for(target)
+    includes = tuple(f"-I{d}" for d in include_dirs)
+    # The search order the toolchains use: their own folders first, then the -I options they are given.
+    search = chain.include_dirs(target) + tuple(Path(d) for d in include_dirs)
+    options = chain.options(target) + tuple(extra_options)
+    main_dir = (Path.cwd() / name).parent
+    uk = cache.unit_key(source, target=target, toolchain_version=chain.version(), options=options,
+                        include_dirs=search, main_dir=main_dir, name_expressions=name_expressions)
+    hit = cache.memo_get(uk.key)
+    if hit is not None:
+        return hit
+    meta: dict[str, Any] = {
+        "target": {"vendor": target.vendor, "arch": target.arch, "family": target.family},
+        "toolchain": chain.version(), "options": list(options), "extra_options": list(extra_options),
+        "include_dirs": [str(d) for d in include_dirs], "name": name, "name_expressions": list(name_expressions),
+        "entry": entry, "spec": None if spec is None else spec.describe(),
+        "headers": [p for p, _ in uk.headers],
+    }
+    if not cache.enabled():
+        kernel = _compile(source, chain, target, name, includes + tuple(extra_options), name_expressions,
+                          uk.key, meta, spec, published=False)
+    else:
+        kernel = _from_disk(uk.key, spec)
+        if kernel is None:
+            with cache.lock(uk.key):
+                kernel = _from_disk(uk.key, spec, warn=True)  # another process may have published meanwhile
+                if kernel is None:
+                    kernel = _compile(source, chain, target, name, includes + tuple(extra_options),
+                                      name_expressions, uk.key, meta, spec, published=True)
+    cache.memo_put(uk.key, kernel)
+    return kernel
+
+
+def _from_disk(key: str, spec: KernelSpec | None, *, warn: bool = False) -> CompiledKernel | None:
+    try:
+        entry = cache.read(key)
+    except cache.Corrupt as exc:
+        if warn:  # only under the lock: without it a writer may be mid-publish
+            cache.warn_corrupt(key, str(exc))
+        return None
+    if entry is None:
+        return None
+    m = entry.meta
+    t = m["target"]
+    return CompiledKernel(key=key, binary=entry.binary, target=Target(t["vendor"], t["arch"], t.get("family", "")),
+                          function=m["function"], log=m.get("log", ""), options=tuple(m.get("options", ())),
+                          toolchain=m.get("toolchain", ""), spec=spec, from_cache=True,
+                          compile_seconds=m.get("compile_seconds"))
+
+
+def _compile(source: str, chain: Toolchain, target: Target, name: str, extra: tuple[str, ...],
+             name_expressions: Sequence[str], key: str, meta: dict[str, Any], spec: KernelSpec | None,
+             *, published: bool) -> CompiledKernel:
+    start = time.perf_counter()
+    try:
+        out = chain.compile(source, target=target, name=name, extra_options=extra, name_expressions=name_expressions)
+        function = _entry_symbol(out.binary, out.lowered_names, name_expressions, meta.get("entry"))
+    except CompileError as exc:
+        saved = cache.save_failure(key, source, dict(meta, log=exc.log))
+        first = str(exc).splitlines()[0]
+        # By key when the failure is kept in the cache; by path when the cache is off (a temporary folder).
+        unit = key if published else str(saved)
+        raise CompileError(f"{spec.describe()} did not compile: {first}" if spec is not None else first,
+                           log=exc.log, source_path=str(saved), repro=f"python -m humming.tools.compile {unit}",
+                           spec=spec) from None
+    seconds = time.perf_counter() - start
+    meta = dict(meta, function=function, log=out.log, lowered_names=out.lowered_names,
+                compile_seconds=round(seconds, 4), options=list(out.options))
+    if published:
+        keep = source if knobs.keep_source.get() else None
+        cache.publish(key, out.binary, meta, keep)
+    return CompiledKernel(key=key, binary=out.binary, target=target, function=function, log=out.log,
+                          options=tuple(out.options), toolchain=out.toolchain, spec=spec, from_cache=False,
+                          compile_seconds=seconds)
+
+
+def _entry_symbol(binary: bytes, lowered: dict[str, str], name_expressions: Sequence[str], entry: str | None) -> str:
+    from humming.core.resources import entry_functions, parse_elf
+
+    if entry is not None:
+        return lowered.get(entry, entry)
+    if name_expressions and name_expressions[0] in lowered:
+        return lowered[name_expressions[0]]
+    kernels = entry_functions(parse_elf(binary))
+    if len(kernels) == 1:
+        return kernels[0]
+    raise CompileError(f"the unit defines {len(kernels)} kernels ({', '.join(kernels) or 'none'}); "
+                       "pass entry= to say which one to launch")
+
+
+def compile_spec(spec: KernelSpec, *, toolchain: Toolchain | None = None,
+                 caps: DeviceCapabilities | None = None) -> CompiledKernel:
+    """The compiled kernel for ``spec``: memo, else disk cache, else NVRTC (or the target's toolchain).
+
+    ``caps`` (default: the catalog's entry for ``spec.target``, when a plugin declares it) is checked first, so
+    a spec the target cannot run fails with UnsupportedError rather than with an assembler message.
+    """
+    memo_key = ("spec", id(toolchain) if toolchain is not None else None, spec)
+    hit = cache.memo_get(memo_key)
+    if hit is not None:
+        return hit
+    if caps is None:
+        caps = _capabilities(spec.target)
+    if caps is not None:
+        spec.check_supported(caps)
+    kernel = compile_source(spec.render(), target=spec.target, name=spec.unit_name(),
+                            include_dirs=spec.include_dirs(), name_expressions=(spec.name_expression(),),
+                            toolchain=toolchain, spec=spec)
+    cache.memo_put(memo_key, kernel)
+    return kernel
+
+
+# ---- many at once ------------------------------------------------------------------------------------------
+class Progress:
+    """A one-line progress bar on ``stream``, shown only after ``delay`` seconds (and only on a terminal)."""
+
+    def __init__(self, total: int, *, what: str = "kernels", stream: IO[str] | None = None,
+                 enabled: bool | None = None, delay: float = PROGRESS_DELAY_S, clock: Any = time.monotonic) -> None:
+        self.total, self.what, self.delay, self.clock = total, what, delay, clock
+        self.stream = stream if stream is not None else sys.stderr
+        if enabled is None:
+            enabled = knobs.progress.get() and bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled = enabled
+        self.start = clock()
+        self.done = 0
+        self.shown = False
+
+    def step(self, n: int = 1) -> None:
+        self.done += n
+        elapsed = self.clock() - self.start
+        if not self.enabled or elapsed < self.delay:
+            return
+        width = 30
+        filled = int(width * self.done / max(self.total, 1))
+        bar = "#" * filled + "." * (width - filled)
+        self.stream.write(f"\rhumming: compiling {self.what} [{bar}] {self.done}/{self.total} {elapsed:.1f} s")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def workers() -> int:
+    """Threads compile_many uses: HUMMING_COMPILE_WORKERS, or one per CPU core when it is 0."""
+    n = knobs.compile_workers.get()
+    if n < 0:
+        raise InvalidInputError(f"HUMMING_COMPILE_WORKERS={n}: expected 0 (one per core) or a positive count")
+    return n or (os.cpu_count() or 1)
+
+
+def _compile_in_child(spec: KernelSpec) -> tuple[str, str, str | None, str | None] | None:
+    """Process-pool worker: compile and publish ``spec``; a failure comes back as plain strings (picklable)."""
+    try:
+        compile_spec(spec)
+    except CompileError as exc:
+        return str(exc).splitlines()[0], exc.log, exc.source_path, exc.repro
+    return None
+
+
+def compile_many(specs: Sequence[KernelSpec], *, toolchain: Toolchain | None = None,
+                 max_workers: int | None = None, progress: Progress | None = None,
+                 processes: bool = False) -> list[CompiledKernel]:
+    """Compile every spec (duplicates once), in parallel; the result is in the order of ``specs``.
+
+    ``processes=True`` compiles in worker processes (spawned: safe beside CUDA) that publish to the disk cache,
+    from which this process then reads each kernel; it needs the cache and the plugins' toolchains, and pays
+    about a fresh interpreter's start per worker, so threads (the default) are the right choice unless the
+    toolchain serialises its threads.
+
+    :raises CompileError: after every spec has been tried, for the first that failed (the message says how many).
+    """
+    unique = list(dict.fromkeys(specs))
+    n = min(max_workers or workers(), max(len(unique), 1))
+    bar = progress if progress is not None else Progress(len(unique))
+    results: dict[KernelSpec, CompiledKernel] = {}
+    failures: list[tuple[KernelSpec, BaseException]] = []
+    if processes and (toolchain is not None or not cache.enabled()):
+        raise InvalidInputError("compile_many(processes=True) needs the disk cache and the plugins' toolchains "
+                                "(no toolchain=); use threads instead")
+    try:
+        if n <= 1:
+            for s in unique:
+                try:
+                    results[s] = compile_spec(s, toolchain=toolchain)
+                except HummingError as exc:
+                    failures.append((s, exc))
+                bar.step()
+        elif processes:
+            import multiprocessing
+
+            context = multiprocessing.get_context("spawn")
+            with concurrent.futures.ProcessPoolExecutor(n, mp_context=context) as pool:
+                futures = {pool.submit(_compile_in_child, s): s for s in unique}
+                for fut in concurrent.futures.as_completed(futures):
+                    s = futures[fut]
+                    failed = fut.result()
+                    if failed is None:
+                        results[s] = compile_spec(s)  # published by the worker: a disk hit
+                    else:
+                        message, log, path, repro = failed
+                        failures.append((s, CompileError(message, log=log, source_path=path, repro=repro, spec=s)))
+                    bar.step()
+        else:
+            with concurrent.futures.ThreadPoolExecutor(n, thread_name_prefix="humming-compile") as pool:
+                futures = {pool.submit(compile_spec, s, toolchain=toolchain): s for s in unique}
+                for fut in concurrent.futures.as_completed(futures):
+                    try:
+                        results[futures[fut]] = fut.result()
+                    except HummingError as exc:
+                        failures.append((futures[fut], exc))
+                    bar.step()
+    finally:
+        bar.close()
+    if failures:
+        spec, first = failures[0]
+        if len(failures) == 1:
+            raise first
+        log = getattr(first, "log", "")
+        raise CompileError(f"{len(failures)} of {len(unique)} kernels failed; the first, {spec.describe()}: "
+                           f"{str(first).splitlines()[0]}", log=log, source_path=getattr(first, "source_path", None),
+                           repro=getattr(first, "repro", None), spec=spec) from first
+    return [results[s] for s in specs]

@@ -1,0 +1,408 @@
+"""CompiledKernel: a cubin and what it exports; loads it through the driver API and launches it on torch's stream.
+
+The API::
+
+    k = compile_spec(spec)              # humming.core.build; no GPU needed up to here
+    k.resources                         # KernelResources: registers, spills, stack, static smem, param layout
+    k.exports                           # {"smem_bytes": 65536, ...}: constants the unit exported
+    k.prepare()                         # load on the current device, opt in to its smem (the first launch does it)
+    k.launch(grid, block, smem, args, stream=None, cluster=None)
+
+``grid``/``block``/``cluster`` are an int or a tuple of up to three; ``smem`` None means the exported
+``smem_bytes`` (0 without one). ``args`` follow the kernel's parameters, whose sizes come from the cubin: a
+tensor (or anything with ``data_ptr()``) or None fills a pointer; an int any integer slot; a float an f16/f32/
+f64 slot by its size; ``bytes`` a by-value struct of exactly its size (a TMA descriptor). The launch goes on
+torch's current CUDA stream for the current device unless ``stream`` is given, so it is captured by CUDA graphs.
+
+Host cost: loading, the smem opt-in and the argument layout are settled once (per device, per argument
+types); a launch then packs the values with one ``struct.pack_into`` into a buffer whose parameter pointers
+are prepared, and makes one driver call (cuLaunchKernel, or cuLaunchKernelEx when a cluster is asked for).
+Prepare a kernel before capturing it in a graph: loading a module is not a stream operation.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import numbers
+import struct
+import threading
+from typing import Any, Callable, Sequence
+
+from humming.capabilities.model import Target
+from humming.core.codegen import PARAM_KINDS as KIND_SIZES
+from humming.core.resources import KernelResources, ParamSlot, exported_constants, kernel_resources, parse_elf
+from humming.errors import InvalidInputError, LaunchError, UnsupportedError
+
+#: Dynamic shared memory a kernel gets without opting in (CUDA Programming Guide: 48 KiB).
+DEFAULT_SMEM_LIMIT = 48 * 1024
+#: Clusters larger than this need the non-portable-size attribute (CUDA Programming Guide: portable size 8).
+PORTABLE_CLUSTER = 8
+
+Dims = int | Sequence[int]
+
+
+@functools.lru_cache(maxsize=1)
+def _driver() -> Any:
+    from cuda.bindings import driver
+
+    return driver
+
+
+@functools.lru_cache(maxsize=1)
+def _torch_hooks() -> tuple[Callable[[], int], Callable[[int], int]]:
+    """(current device index, current raw stream of a device), the fastest torch offers."""
+    import torch
+
+    torch.cuda.init()
+    device = getattr(torch._C, "_cuda_getDevice", torch.cuda.current_device)
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is None:  # older torch: the public, slower spelling
+        def raw(index: int) -> int:
+            return int(torch.cuda.current_stream(index).cuda_stream)
+    return device, raw
+
+
+def _dim3(value: Dims, what: str) -> tuple[int, int, int]:
+    dims = (value,) if isinstance(value, int) else tuple(value)
+    if not 1 <= len(dims) <= 3 or any(not isinstance(d, int) or isinstance(d, bool) or d < 1 for d in dims):
+        raise InvalidInputError(f"{what}={value!r}: expected a positive int or a tuple of 1 to 3 positive ints")
+    return (dims + (1, 1))[:3]  # type: ignore[return-value]
+
+
+def _error_name(code: Any) -> str:
+    try:
+        err, name = _driver().cuGetErrorName(code)
+        return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception:  # the name is only decoration of an error already being raised
+        return str(code)
+
+
+def _ok(result: Any, what: str) -> Any:
+    """The values a driver call returned after its status; LaunchError naming the call when it failed."""
+    if result[0]:
+        raise LaunchError(f"{what} failed: {_error_name(result[0])}")
+    return result[1] if len(result) == 2 else result[1:]
+
+
+# ---- argument packing --------------------------------------------------------------------------------------
+def _is_pointer_like(t: type) -> bool:
+    return hasattr(t, "data_ptr")
+
+
+class _Packer:
+    """Packs one argument-type signature into a fixed buffer whose parameter pointers are prepared."""
+
+    __slots__ = ("struct", "buffer", "pointers", "address", "convert", "kernel")
+
+    _INT = {1: "b", 2: "h", 4: "i", 8: "q"}
+    _FLOAT = {2: "e", 4: "f", 8: "d"}
+
+    def __init__(self, kernel: str, slots: Sequence[ParamSlot], types: Sequence[type],
+                 kinds: Sequence[str] = ()) -> None:
+        self.kernel = kernel
+        if len(types) != len(slots):
+            sizes = ", ".join(str(s.size) for s in slots) or "none"
+            raise InvalidInputError(f"kernel {kernel} takes {len(slots)} parameters (sizes in bytes: {sizes}); "
+                                    f"got {len(types)} arguments")
+        if kinds and len(kinds) != len(slots):
+            raise LaunchError(f"kernel {kernel}: its spec declares {len(kinds)} parameters ({', '.join(kinds)}) "
+                              f"but the binary has {len(slots)}")
+        fmt, pos, convert = "<", 0, []
+        for i, (slot, t) in enumerate(zip(slots, types)):
+            if slot.offset < pos:
+                raise LaunchError(f"kernel {kernel}: parameter {i} at offset {slot.offset} overlaps the previous one")
+            fmt += "x" * (slot.offset - pos)
+            code, conv = self._code(i, slot, t, kinds[i] if kinds else None)
+            fmt += code
+            convert.append(conv)
+            pos = slot.offset + slot.size
+        self.struct = struct.Struct(fmt)
+        self.buffer = ctypes.create_string_buffer(max(self.struct.size, 1))
+        base = ctypes.addressof(self.buffer)
+        self.pointers = (ctypes.c_void_p * max(len(slots), 1))(*[base + s.offset for s in slots])
+        self.address = ctypes.addressof(self.pointers) if slots else 0
+        self.convert = tuple(convert)
+
+    def _code(self, i: int, slot: ParamSlot, t: type, kind: str | None) -> tuple[str, Callable[[Any], Any] | None]:
+        where = f"kernel {self.kernel}, argument {i} ({t.__name__})"
+        if kind is not None and KIND_SIZES.get(kind, slot.size) != slot.size:
+            raise LaunchError(f"kernel {self.kernel}: parameter {i} is declared {kind} ({KIND_SIZES[kind]} bytes) "
+                              f"but is {slot.size} bytes in the binary")
+        pointer = t is type(None) or _is_pointer_like(t)
+        integer = issubclass(t, numbers.Integral)  # bool included
+        real = issubclass(t, numbers.Real) and not integer
+        if kind == "ptr" or (kind is None and pointer):
+            if slot.size != 8:
+                raise InvalidInputError(f"{where} is a pointer (8 bytes) but the parameter is {slot.size} bytes")
+            if t is type(None):
+                return "Q", lambda a: 0
+            if pointer:
+                return "Q", _device_pointer
+            if integer:
+                return "Q", int  # a raw device address
+            raise InvalidInputError(f"{where}: parameter {i} is a pointer; pass a tensor, None or an address")
+        if kind is not None and kind[0] == "f" or (kind is None and real):
+            if not (integer or real) or slot.size not in self._FLOAT:
+                raise InvalidInputError(f"{where} cannot fill a {slot.size}-byte float parameter")
+            return self._FLOAT[slot.size], (None if t is float else float)
+        if kind is not None and kind[0] in "su" or (kind is None and integer):
+            if not integer or slot.size not in self._INT:
+                raise InvalidInputError(f"{where} cannot fill a {slot.size}-byte integer parameter"
+                                        + ("; pass an int" if real else ""))
+            return self._INT[slot.size], (None if t is int else int)
+        if issubclass(t, (bytes, bytearray, memoryview)):
+            size = slot.size
+
+            def raw(a: Any) -> bytes:
+                data = bytes(a)
+                if len(data) != size:
+                    raise InvalidInputError(f"{where}: {len(data)} bytes for a {size}-byte parameter")
+                return data
+            return f"{size}s", raw
+        raise InvalidInputError(f"{where}: pass a tensor, None, an int, a float or bytes")
+
+    def pack(self, args: Sequence[Any]) -> None:
+        values = [a if c is None else c(a) for c, a in zip(self.convert, args)]
+        try:
+            self.struct.pack_into(self.buffer, 0, *values)
+        except (struct.error, OverflowError):
+            self._pack_wrapped(values)
+
+    def _pack_wrapped(self, values: list[Any]) -> None:
+        # An int slot got a value beyond the signed range: accept it when it fits unsigned (u32 sizes, masks).
+        codes = [c for c in self.struct.format if c not in "<x0123456789"]
+        fixed = []
+        for i, (code, v) in enumerate(zip(codes, values)):
+            if code in "bhiq" and isinstance(v, int):
+                bits = struct.calcsize(code) * 8
+                if not -(1 << (bits - 1)) <= v < (1 << bits):
+                    raise InvalidInputError(f"kernel {self.kernel}, argument {i}: {v} does not fit the "
+                                            f"{bits // 8}-byte parameter")
+                v = v - (1 << bits) if v >= (1 << (bits - 1)) else v
+            fixed.append(v)
+        try:
+            self.struct.pack_into(self.buffer, 0, *fixed)
+        except (struct.error, OverflowError) as exc:  # e.g. 1e6 for an f16 parameter
+            raise InvalidInputError(f"kernel {self.kernel}: the arguments do not fit its parameters ({exc})") from None
+
+
+def _device_pointer(t: Any) -> int:
+    if getattr(t, "is_cuda", True) is False:
+        raise InvalidInputError(f"a tensor on {t.device} was passed to a CUDA kernel; move it to the GPU first")
+    return t.data_ptr()
+
+
+# ---- per device --------------------------------------------------------------------------------------------
+class _DeviceState:
+    __slots__ = ("function", "smem_set", "configs", "device")
+
+    def __init__(self, function: Any, device: int) -> None:
+        self.function = function
+        self.device = device
+        self.smem_set = DEFAULT_SMEM_LIMIT
+        self.configs: dict[tuple, Any] = {}
+
+
+def _ensure_context(device: int) -> None:
+    """Make the device's primary context (the one torch uses) current on this thread if none is."""
+    drv = _driver()
+    ctx = _ok(drv.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    if int(ctx) != 0:
+        return
+    _ok(drv.cuInit(0), "cuInit")
+    dev = _ok(drv.cuDeviceGet(device), f"cuDeviceGet({device})")
+    ctx = _ok(drv.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+    _ok(drv.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+
+
+class CompiledKernel:
+    """One compiled entry function: the binary, where it came from, its resources; launches on the GPU."""
+
+    def __init__(self, *, key: str, binary: bytes, target: Target, function: str, log: str = "",
+                 options: Sequence[str] = (), toolchain: str = "", spec: Any = None, from_cache: bool = False,
+                 compile_seconds: float | None = None) -> None:
+        self.key = key
+        self.binary = binary
+        self.target = target
+        self.function = function  # the entry symbol in the binary
+        self.log = log
+        self.options = tuple(options)
+        self.toolchain = toolchain
+        self.spec = spec
+        self.from_cache = from_cache
+        self.compile_seconds = compile_seconds
+        self._lock = threading.Lock()
+        self._library: Any = None
+        self._kernel: Any = None
+        self._states: dict[int, _DeviceState] = {}
+        self._packers: dict[tuple, _Packer] = {}
+
+    def __repr__(self) -> str:
+        what = self.spec.describe() if self.spec is not None else self.function
+        return f"<CompiledKernel {what} key={self.key} {'cached' if self.from_cache else 'compiled'}>"
+
+    @functools.cached_property
+    def resources(self) -> KernelResources:
+        """Registers, spills, stack, static shared memory and the parameter layout (no GPU needed)."""
+        return kernel_resources(self.binary, self.function, self.log)
+
+    @functools.cached_property
+    def exports(self) -> dict[str, int]:
+        """The integer constants the unit exported (``humming_export_<name>``)."""
+        return exported_constants(parse_elf(self.binary))
+
+    @property
+    def default_smem(self) -> int:
+        return self.exports.get("smem_bytes", 0)
+
+    # ---- loading -------------------------------------------------------------------------------------------
+    def prepare(self, device: int | None = None) -> None:
+        """Load the kernel on ``device`` (default: torch's current) and opt in to its exported shared memory."""
+        if device is None:
+            device = _torch_hooks()[0]()
+        self._state(device)
+
+    def _state(self, device: int) -> _DeviceState:
+        state = self._states.get(device)
+        if state is not None:
+            return state
+        with self._lock:
+            state = self._states.get(device)
+            if state is not None:
+                return state
+            drv = _driver()
+            _ensure_context(device)
+            if self._library is None:
+                result = drv.cuLibraryLoadData(self.binary, None, None, 0, None, None, 0)
+                if result[0]:
+                    raise LaunchError(self._load_message(result[0], device))
+                self._library = result[1]
+                self._kernel = _ok(drv.cuLibraryGetKernel(self._library, self.function.encode()),
+                                   f"cuLibraryGetKernel({self.function})")
+            function = _ok(drv.cuKernelGetFunction(self._kernel), f"cuKernelGetFunction({self.function})")
+            if hasattr(drv, "cuFuncLoad"):  # CUDA 12.4+: finish lazy loading now, not inside a graph capture
+                _ok(drv.cuFuncLoad(function), f"cuFuncLoad({self.function})")
+            state = _DeviceState(function, device)
+            self._states[device] = state
+        if self.default_smem > state.smem_set:
+            self._opt_in_smem(state, self.default_smem)
+        return state
+
+    def _load_message(self, code: Any, device: int) -> str:
+        name = _error_name(code)
+        text = f"cannot load {self.function} (built for {self.target}) on device {device}: {name}"
+        if name in ("CUDA_ERROR_NO_BINARY_FOR_GPU", "CUDA_ERROR_INVALID_IMAGE", "CUDA_ERROR_INVALID_SOURCE"):
+            text += (f"; a cubin for {self.target.arch} runs only on that architecture: compile for the "
+                     "device's own target (humming.devices.current().target)")
+        return text
+
+    def _device_attribute(self, device: int, name: str) -> int:
+        drv = _driver()
+        dev = _ok(drv.cuDeviceGet(device), "cuDeviceGet")
+        return int(_ok(drv.cuDeviceGetAttribute(getattr(drv.CUdevice_attribute, name), dev), name))
+
+    def _opt_in_smem(self, state: _DeviceState, smem: int) -> None:
+        limit = self._device_attribute(state.device, "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
+        static = self.resources.static_smem or 0
+        if smem + static > limit:
+            raise UnsupportedError(
+                f"{self.function} needs {smem} bytes of dynamic shared memory (+{static} static) per block; "
+                f"device {state.device} allows {limit}", missing=[f"{smem + static} bytes of shared memory per block"],
+                alternatives=["a configuration with fewer stages or smaller tiles"])
+        drv = _driver()
+        attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        _ok(drv.cuFuncSetAttribute(state.function, attr, smem), "cuFuncSetAttribute(max dynamic smem)")
+        state.smem_set = smem
+
+    def _packer(self, types: tuple) -> _Packer:
+        packer = self._packers.get(types)
+        if packer is None:
+            kinds = tuple(getattr(self.spec, "signature", ()) or ())
+            packer = _Packer(self.function, self.resources.params, types, kinds)
+            self._packers[types] = packer
+        return packer
+
+    # ---- launching -----------------------------------------------------------------------------------------
+    def launch(self, grid: Dims, block: Dims, smem: int | None = None, args: Sequence[Any] = (),
+               stream: Any = None, cluster: Dims | None = None) -> None:
+        """Launch on ``stream`` (default: torch's current stream of the current device)."""
+        current_device, raw_stream = _torch_hooks()
+        device = current_device()
+        state = self._states.get(device) or self._state(device)
+        if smem is None:
+            smem = self.default_smem
+        if smem > state.smem_set:
+            self._opt_in_smem(state, smem)
+        gx, gy, gz = (grid, 1, 1) if type(grid) is int and grid > 0 else _dim3(grid, "grid")
+        bx, by, bz = (block, 1, 1) if type(block) is int and block > 0 else _dim3(block, "block")
+        if stream is None:
+            handle = raw_stream(device)
+        else:
+            handle = int(getattr(stream, "cuda_stream", stream))
+        packer = self._packers.get(tuple(map(type, args))) or self._packer(tuple(map(type, args)))
+        drv = _driver()
+        with self._lock:  # the buffer is shared; the driver copies the values during the call
+            packer.pack(args)
+            if cluster is None:
+                result = drv.cuLaunchKernel(state.function, gx, gy, gz, bx, by, bz, smem, handle, packer.address, 0)
+            else:
+                config = self._config(state, (gx, gy, gz), (bx, by, bz), smem, cluster)
+                config.hStream = handle
+                result = drv.cuLaunchKernelEx(config, state.function, packer.address, 0)
+        if result[0]:
+            raise LaunchError(self._launch_message(result[0], (gx, gy, gz), (bx, by, bz), smem, cluster))
+
+    def _config(self, state: _DeviceState, grid: tuple[int, int, int], block: tuple[int, int, int], smem: int,
+                cluster: Dims) -> Any:
+        key = (grid, block, smem, cluster)
+        config = state.configs.get(key)
+        if config is not None:
+            return config
+        cx, cy, cz = _dim3(cluster, "cluster")
+        if grid[0] % cx or grid[1] % cy or grid[2] % cz:
+            raise InvalidInputError(f"cluster {(cx, cy, cz)} must divide the grid {grid} in every dimension")
+        self._check_clusters()
+        drv = _driver()
+        if cx * cy * cz > PORTABLE_CLUSTER:
+            attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+            _ok(drv.cuFuncSetAttribute(state.function, attr, 1), "cuFuncSetAttribute(non-portable cluster size)")
+        attribute = drv.CUlaunchAttribute()
+        attribute.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attribute.value.clusterDim.x, attribute.value.clusterDim.y, attribute.value.clusterDim.z = cx, cy, cz
+        config = drv.CUlaunchConfig()
+        config.gridDimX, config.gridDimY, config.gridDimZ = grid
+        config.blockDimX, config.blockDimY, config.blockDimZ = block
+        config.sharedMemBytes = smem
+        config.attrs = [attribute]
+        config.numAttrs = 1
+        state.configs[key] = config
+        return config
+
+    def _check_clusters(self) -> None:
+        try:
+            from humming.devices.manager import get_manager
+
+            caps = get_manager().capabilities(self.target.arch, self.target.vendor)
+        except Exception:  # no catalog entry for this target: the driver will judge
+            return
+        if caps.memory.clusters is False:
+            raise UnsupportedError(f"{self.function} was launched with a cluster, but {caps.name} has no "
+                                   "thread-block clusters", missing=["memory.clusters"],
+                                   alternatives=["launch without cluster="])
+
+    def _launch_message(self, code: Any, grid: tuple, block: tuple, smem: int, cluster: Dims | None) -> str:
+        name = _error_name(code)
+        text = (f"launching {self.function} failed: {name} (grid {grid}, block {block}, {smem} bytes of dynamic "
+                f"smem{'' if cluster is None else f', cluster {cluster}'})")
+        res = self.resources
+        if name == "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES":
+            threads = block[0] * block[1] * block[2]
+            text += (f"; {threads} threads x {res.registers} registers exceed the register file: use fewer "
+                     "threads per block or cap registers (__launch_bounds__)")
+        elif name == "CUDA_ERROR_INVALID_VALUE" and res.max_threads and \
+                block[0] * block[1] * block[2] > res.max_threads[0] * res.max_threads[1] * res.max_threads[2]:
+            text += f"; the kernel was compiled for at most {res.max_threads} threads per block"
+        elif name.startswith("CUDA_ERROR_STREAM_CAPTURE"):
+            text += "; call prepare() before capturing, and launch only on the capturing stream"
+        return text
