@@ -9,7 +9,7 @@ import builtins
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from humming.capabilities.model import DeviceCapabilities, Target
+    from humming.capabilities.model import DeviceCapabilities
     from humming.devices.device import Device
     from humming.devices.manager import PluginStatus
 
