@@ -1,0 +1,246 @@
+"""Encoding and decoding of every DType on torch tensors (values <-> codes), and the canonical code bit stream.
+
+Pure torch ops, no Python loop over elements, so the same code runs on CPU and CUDA tensors.
+
+- ``encode(x, dtype)``: values -> codes. Dtypes of up to 8 bits give ``torch.uint8`` codes holding the low
+  ``bits`` bits (two's complement for signed ints, the bit pattern for floats); f16/bf16/f32/f64 give a tensor
+  of that torch dtype. Rounding is to nearest, ties to even (for exponent-only types such as ue8m0, which have
+  no mantissa bit to be even, ties go to the larger value, as torch and ml_dtypes do).
+- ``decode(codes, dtype)``: codes -> values (float32 by default; exact for every dtype of up to 8 bits).
+- ``pack_codes`` / ``unpack_codes``: the canonical row layout, an LSB-first bit stream per row.
+
+Out-of-range values (after rounding) follow the format:
+- integers and the FINITE floats (e2m1, e2m3, e3m2, e0m3 ...) have nothing else to become, so they saturate to
+  the largest magnitude (OCP MX v1.0 section 6.3 does the same for FP6/FP4);
+- IEEE floats (e5m2, e3m4, f16 ...) overflow to inf, FN floats (e4m3) and ue8m0/ue4m3 to NaN, unless
+  ``saturate=True`` (the OCP OFP8 "saturating" mode, PTX ``cvt ... .satfinite``), which clamps to the largest
+  finite value (infinities included).
+NaN input becomes NaN where the format has one and raises where it has none; negative input into an unsigned
+float (ue8m0, ue4m3) raises. Exponent-only types (ue8m0) have no zero: 0 rounds to the smallest value, 2**-127.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from humming.core.dtypes import DType, DTypeKind, SpecialValues, bf16, f16, f32, f64
+from humming.errors import InvalidInputError
+
+_WIDE: dict[DType, torch.dtype] = {f16: torch.float16, bf16: torch.bfloat16, f32: torch.float32, f64: torch.float64}
+
+
+def storage_dtype(dtype: DType) -> torch.dtype:
+    """The torch dtype that holds codes of ``dtype``: uint8 for dtypes of up to 8 bits, else the float itself."""
+    if dtype in _WIDE:
+        return _WIDE[dtype]
+    if dtype.kind is not DTypeKind.BINARY and dtype.bits <= 8:
+        return torch.uint8
+    raise InvalidInputError(f"dtype {dtype} has no code storage here; allowed: dtypes of 1..8 bits, f16, bf16, f32, f64")
+
+
+def pow2(e: torch.Tensor) -> torch.Tensor:
+    """2.0**e as float64, built from the bit pattern, so it is exact without relying on libm (|e| <= 1022)."""
+    return ((e.to(torch.int64) + 1023) << 52).view(torch.float64)
+
+
+def floor_log2(a: torch.Tensor) -> torch.Tensor:
+    """floor(log2(a)) for a > 0 as int64, exact (from frexp: a = m * 2**ex with m in [0.5, 1))."""
+    _, ex = torch.frexp(a)
+    return ex.to(torch.int64) - 1
+
+
+def _layout(d: DType) -> tuple[int, int, int]:
+    """(mantissa bits, exponent of the smallest binade, all-ones exponent field) of a small float."""
+    m = d.mantissa_bits
+    # With no mantissa bit (ue8m0) every field is a power of two and field 0 is 2**-bias, not a zero.
+    emin = -d.bias if m == 0 else 1 - d.bias
+    return m, emin, (1 << d.exponent_bits) - 1
+
+
+def _max_code(d: DType) -> int:
+    """The code of the largest finite value (without the sign bit)."""
+    m, _, all_ones = _layout(d)
+    mant = (1 << m) - 1
+    if d.special in (SpecialValues.FN, SpecialValues.NAN_ONLY_MAX) and d.max_exponent_field == all_ones and m > 0:
+        mant -= 1  # e4m3: 0x7F is NaN, so 0x7E (448) is the largest
+    return (d.max_exponent_field << m) | mant
+
+
+def _nan_code(d: DType) -> int | None:
+    m, _, all_ones = _layout(d)
+    if d.special is SpecialValues.FINITE or (d.special is SpecialValues.IEEE and m == 0):
+        return None  # every pattern is a number (or the all-ones field is inf only)
+    return (all_ones << m) | ((1 << m) - 1)
+
+
+def encode(x: torch.Tensor, dtype: DType, *, saturate: bool = False) -> torch.Tensor:
+    """Round ``x`` to ``dtype`` (nearest, ties to even) and return its codes (see the module docstring).
+
+    :param x: any real tensor, any shape, CPU or CUDA.
+    :param saturate: clamp out-of-range values to the largest finite value instead of inf/NaN (IEEE and FN
+        floats only; the other dtypes always saturate).
+    :return: ``torch.uint8`` codes of the same shape for dtypes of up to 8 bits, else a tensor of that float.
+    """
+    dtype = DType.parse(dtype)
+    if x.is_complex():
+        raise InvalidInputError(f"encode takes real tensors, got {x.dtype}")
+    if dtype in _WIDE:
+        xf = x.to(torch.float64)
+        if saturate:
+            big = dtype.max_finite
+            xf = torch.where(torch.isnan(xf), xf, xf.clamp(-big, big))
+        return xf.to(_WIDE[dtype])
+    storage_dtype(dtype)  # raises for dtypes without a code form
+    if dtype.is_int:
+        return _encode_int(x, dtype)
+    return _encode_small_float(x, dtype, saturate)
+
+
+def _encode_int(x: torch.Tensor, d: DType) -> torch.Tensor:
+    xf = x.to(torch.float64)
+    if bool(torch.isnan(xf).any()):
+        raise InvalidInputError(f"cannot encode NaN as {d}: integers have no NaN")
+    q = torch.round(xf).clamp(d.int_min, d.int_max).to(torch.int64)  # torch.round: half to even
+    return (q & ((1 << d.bits) - 1)).to(torch.uint8)
+
+
+def _encode_small_float(x: torch.Tensor, d: DType, saturate: bool) -> torch.Tensor:
+    xf = x.to(torch.float64)
+    nan = torch.isnan(xf)
+    nan_code = _nan_code(d)
+    if nan_code is None and bool(nan.any()):
+        raise InvalidInputError(f"cannot encode NaN as {d}: every {d} bit pattern is a finite number")
+    if not d.signed and bool((xf < 0).any()):
+        raise InvalidInputError(f"cannot encode negative values as {d}: it holds nonnegative values only")
+    m, emin, all_ones = _layout(d)
+    negative = torch.signbit(xf) & d.signed
+    a = xf.abs()
+    finite = torch.isfinite(a)
+    # Keep inf/NaN out of the integer arithmetic below; 2**130 already overflows every dtype of up to 8 bits.
+    a = torch.where(finite, a, torch.zeros_like(a)).clamp(max=2.0**130)
+
+    # Round on the grid of the binade that holds a: step 2**(e - m), e clamped at the smallest binade so that
+    # values below it land on the subnormal grid. a / step is exact (a power-of-two division).
+    e = torch.where(a > 0, floor_log2(torch.where(a > 0, a, torch.ones_like(a))), emin).clamp(min=emin)
+    q = torch.round(a * pow2(m - e)).to(torch.int64)  # half to even
+    carry = q >> (m + 1)  # rounding up to the next binade: q == 2**(m+1)
+    e, q = e + carry, torch.where(carry > 0, q >> 1, q)
+    if m == 0:
+        q = torch.ones_like(q)  # no zero exists: 0 and tiny values go to the smallest value, 2**emin
+    normal = q >= (1 << m)
+    field = torch.where(normal, e - emin + (1 if m > 0 else 0), torch.zeros_like(e))
+    code = (field << m) | torch.where(normal, q - (1 << m), q)
+
+    value = q.to(torch.float64) * pow2(e - m)
+    overflow = (value > d.max_finite) | ~finite & ~nan
+    if saturate or d.special is SpecialValues.FINITE:
+        over_code = _max_code(d)
+    elif d.special is SpecialValues.IEEE:
+        over_code = all_ones << m  # inf
+    else:
+        over_code = nan_code
+    code = torch.where(overflow, torch.full_like(code, over_code), code)
+    if nan_code is not None:
+        code = torch.where(nan, torch.full_like(code, nan_code), code)
+    if d.signed:
+        code = code | (negative.to(torch.int64) << (d.bits - 1))
+    return code.to(torch.uint8)
+
+
+def decode(codes: torch.Tensor, dtype: DType, *, out_dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Values of ``codes`` (as ``encode`` returns them) in ``out_dtype``.
+
+    Only the low ``dtype.bits`` bits of each code are read, so codes with stray high bits decode as if masked.
+    """
+    dtype = DType.parse(dtype)
+    if dtype in _WIDE:
+        if codes.dtype is not _WIDE[dtype]:
+            raise InvalidInputError(f"codes of {dtype} are {_WIDE[dtype]} tensors, got {codes.dtype}")
+        return codes.to(out_dtype)
+    storage_dtype(dtype)
+    if codes.dtype.is_floating_point or codes.is_complex():
+        raise InvalidInputError(f"codes of {dtype} are integer tensors (torch.uint8), got {codes.dtype}")
+    c = codes.to(torch.int64) & ((1 << dtype.bits) - 1)
+    if dtype.is_int:
+        if dtype.signed:
+            c = c - (((c >> (dtype.bits - 1)) & 1) << dtype.bits)
+        return c.to(out_dtype)
+    return _decode_small_float(c, dtype).to(out_dtype)
+
+
+def _decode_small_float(c: torch.Tensor, d: DType) -> torch.Tensor:
+    m, emin, all_ones = _layout(d)
+    field = (c >> m) & all_ones
+    mant = c & ((1 << m) - 1)
+    if m == 0:
+        mag = pow2(field + emin)
+    else:
+        normal = field > 0
+        significand = torch.where(normal, mant + (1 << m), mant).to(torch.float64)
+        mag = significand * pow2(torch.where(normal, field - 1, torch.zeros_like(field)) + emin - m)
+    if d.special is SpecialValues.IEEE and d.exponent_bits > 0:
+        top = field == all_ones
+        mag = torch.where(top & (mant == 0), torch.full_like(mag, float("inf")), mag)
+        mag = torch.where(top & (mant != 0), torch.full_like(mag, float("nan")), mag)
+    elif d.special is not SpecialValues.FINITE:
+        nan = (field == all_ones) & (mant == (1 << m) - 1)
+        mag = torch.where(nan, torch.full_like(mag, float("nan")), mag)
+    if d.signed:
+        mag = torch.where(((c >> (d.bits - 1)) & 1).bool(), -mag, mag)
+    return mag
+
+
+def representable_values(dtype: DType) -> torch.Tensor:
+    """Every code of a dtype of up to 8 bits, decoded to float64, indexed by code (NaN/inf included)."""
+    dtype = DType.parse(dtype)
+    if storage_dtype(dtype) is not torch.uint8:
+        raise InvalidInputError(f"representable_values lists dtypes of up to 8 bits, not {dtype}")
+    return decode(torch.arange(1 << dtype.bits, dtype=torch.int64).to(torch.uint8), dtype, out_dtype=torch.float64)
+
+
+def packed_size(count: int, bits: int) -> int:
+    """Bytes that ``count`` codes of ``bits`` bits take in the canonical bit stream: ceil(count * bits / 8)."""
+    return (count * bits + 7) // 8
+
+
+def pack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
+    """Pack the last dimension of uint8 ``codes`` [..., K] into the LSB-first bit stream [..., ceil(K*bits/8)].
+
+    Element k occupies bits [k*bits, (k+1)*bits) of the row, bit 0 being the least significant bit of byte 0;
+    the unused high bits of the last byte are zero.
+    """
+    if codes.dtype is not torch.uint8:
+        raise InvalidInputError(f"pack_codes takes torch.uint8 codes, got {codes.dtype}")
+    if not 1 <= bits <= 8:
+        raise InvalidInputError(f"pack_codes: bits={bits}; allowed: 1..8")
+    if bits == 8:
+        return codes.clone()
+    if bool((codes >> bits).any()):
+        raise InvalidInputError(f"pack_codes: some codes do not fit in {bits} bits (largest {int(codes.max())})")
+    *lead, k = codes.shape
+    nbytes = packed_size(k, bits)
+    shifts = torch.arange(bits, device=codes.device, dtype=torch.uint8)
+    stream = ((codes.unsqueeze(-1) >> shifts) & 1).reshape(*lead, k * bits)
+    stream = torch.nn.functional.pad(stream, (0, nbytes * 8 - k * bits))
+    weights = torch.arange(8, device=codes.device, dtype=torch.uint8)
+    return (stream.reshape(*lead, nbytes, 8) << weights).sum(-1, dtype=torch.int32).to(torch.uint8)
+
+
+def unpack_codes(data: torch.Tensor, bits: int, count: int) -> torch.Tensor:
+    """Inverse of ``pack_codes``: uint8 [..., ceil(count*bits/8)] -> uint8 codes [..., count]."""
+    if data.dtype is not torch.uint8:
+        raise InvalidInputError(f"unpack_codes takes torch.uint8 data, got {data.dtype}")
+    if not 1 <= bits <= 8:
+        raise InvalidInputError(f"unpack_codes: bits={bits}; allowed: 1..8")
+    if data.shape[-1] != packed_size(count, bits):
+        raise InvalidInputError(
+            f"unpack_codes: {count} codes of {bits} bits take {packed_size(count, bits)} bytes a row, "
+            f"got rows of {data.shape[-1]}"
+        )
+    if bits == 8:
+        return data.clone()
+    *lead, nbytes = data.shape
+    shifts = torch.arange(8, device=data.device, dtype=torch.uint8)
+    stream = ((data.unsqueeze(-1) >> shifts) & 1).reshape(*lead, nbytes * 8)[..., : count * bits]
+    weights = torch.arange(bits, device=data.device, dtype=torch.uint8)
+    return (stream.reshape(*lead, count, bits) << weights).sum(-1, dtype=torch.int32).to(torch.uint8)
