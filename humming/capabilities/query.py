@@ -18,6 +18,7 @@ from typing import Iterable, Sequence
 from humming.capabilities.model import BlockScale, DeviceCapabilities, MmaInstruction, Target
 from humming.core import dtypes
 from humming.core.dtypes import DType, exactly_representable
+from humming.core.formats import Granularity, QuantFormat, WeightFormat
 from humming.errors import UnsupportedError
 
 #: Activation dtypes offered as alternatives, in the order a user would try them.
@@ -158,6 +159,30 @@ def supports(caps: DeviceCapabilities, *, activation: DType | str, weight: DType
                        reasons=_reasons(caps, paths))
     return Verdict(caps.target, a, w, acc, missing=_missing(caps, a, w, acc),
                    alternatives=_alternatives(caps, a, w, catalog))
+
+
+def block_scale_of(weight: WeightFormat) -> BlockScale | None:
+    """The hardware block scale a weight format's scales are, if any: ue8m0 (MX) or e4m3 (NVFP4) per group of K.
+
+    e4m3 scales are positive, so their codes are ue4m3 codes, which is what the block-scaled MMA forms take.
+    """
+    spec = weight.scale
+    if spec.granularity is not Granularity.GROUP or spec.group is None:
+        return None
+    if spec.dtype is dtypes.ue8m0:
+        return BlockScale(dtypes.ue8m0, spec.group)
+    if spec.dtype in (dtypes.e4m3, dtypes.ue4m3):
+        return BlockScale(dtypes.ue4m3, spec.group)
+    return None
+
+
+def supports_format(caps: DeviceCapabilities, fmt: QuantFormat, *, activation16: DType | str = dtypes.bf16,
+                    catalog: Sequence[DeviceCapabilities] = ()) -> Verdict:
+    """supports() for a whole QuantFormat: its activation dtype (or ``activation16`` when activations stay 16-bit),
+    its weight dtype, and the block scales its weights carry."""
+    activation = fmt.activation.dtype if fmt.activation.dtype is not None else DType.parse(activation16)
+    return supports(caps, activation=activation, weight=fmt.weight.dtype,
+                    weight_block_scale=block_scale_of(fmt.weight), catalog=catalog)
 
 
 def _warnings(caps: DeviceCapabilities, path: InstructionPath, a: DType, w: DType) -> tuple[str, ...]:

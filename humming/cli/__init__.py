@@ -35,6 +35,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HummingError as exc:
         print(f"humming: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `humming devices | head`: the reader left; say nothing more
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

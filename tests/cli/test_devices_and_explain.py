@@ -103,3 +103,22 @@ def test_sm75_wna16_bf16_is_refused_but_f16_runs(capsys):
     out = capsys.readouterr().out
     assert "bf16" in out and "W4A16 with f16 activations" in out
     assert main(["explain", "--target", "sm_75", "--weights", "s4", "--activations", "f16"]) == 0
+
+
+def test_explain_takes_a_preset_with_its_block_scales_and_activations(capsys):
+    assert main(["explain", "--target", "sm_100a", "--weights", "nvfp4", "--json"]) == 0
+    v = json.loads(capsys.readouterr().out)
+    assert v["combination"] == "W4A4" and v["chosen"]["block_scaled"]
+    assert v["chosen"]["instruction"]["block_scale"] == {"scale": "ue4m3", "vector_size": 16}
+    assert main(["explain", "--target", "sm_120a", "--weights", "w4a4_mxfp4", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["chosen"]["instruction"]["block_scale"]["scale"] == "ue8m0"
+    assert main(["explain", "--target", "sm_90a", "--weights", "mxfp4", "--json"]) == 0  # weight-only: W4A16
+    assert json.loads(capsys.readouterr().out)["activations"] == "bf16"
+    assert main(["explain", "--target", "sm_90a", "--weights", "nvfp4"]) == 2
+
+
+def test_explain_refuses_a_preset_with_contradicting_activations(capsys):
+    assert main(["explain", "--target", "sm_100a", "--weights", "nvfp4", "--activations", "e4m3"]) == 2
+    assert "has e2m1 activations" in capsys.readouterr().err
+    assert main(["explain", "--target", "sm_100a", "--weights", "s4"]) == 2
+    assert "--activations is required" in capsys.readouterr().err
