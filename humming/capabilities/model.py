@@ -90,6 +90,10 @@ class MmaInstruction:
     ptx: str = ""  # the mnemonic as the vendor's ISA spells it, for messages and probes
     n_values: tuple[int, ...] = ()  # the N choices when the family allows several (wgmma: 8..256 step 8)
     hidden: bool = False  # runs on the hardware but not documented by the ISA
+    # The ISA accepts the form, but the target's tensor cores lack it and the compiler lowers it onto another
+    # tensor op (seen in the machine code): correct, but without the throughput the form suggests.
+    emulated: bool = False
+    emulation: str = ""  # how it is lowered, e.g. "IMMA .S8 after an unpack"
     source: Source | None = None
 
     @property
@@ -104,10 +108,16 @@ class MmaInstruction:
     def k(self) -> int:
         return self.shape[2]
 
+    @property
+    def form(self) -> tuple:
+        """What the instruction is, apart from what is said about it (emulated, hidden, source)."""
+        return (self.family.name, self.shape, self.a, self.b, self.acc, self.block_scale, self.ptx)
+
     def describe(self) -> str:
         m, n, k = self.shape
         scale = f" block-scaled {self.block_scale}" if self.block_scale else ""
-        return f"{self.family} m{m}n{n}k{k} {self.a}x{self.b}->{self.acc}{scale}"
+        emulated = " [emulated]" if self.emulated else ""
+        return f"{self.family} m{m}n{n}k{k} {self.a}x{self.b}->{self.acc}{scale}{emulated}"
 
     def to_json(self) -> dict:
         return {
@@ -120,6 +130,8 @@ class MmaInstruction:
             {"scale": self.block_scale.scale.name, "vector_size": self.block_scale.vector_size},
             "ptx": self.ptx,
             "hidden": self.hidden,
+            "emulated": self.emulated,
+            "emulation": self.emulation,
             "source": None if self.source is None else str(self.source),
         }
 
@@ -294,6 +306,8 @@ def check_capabilities(caps: DeviceCapabilities) -> list[str]:
         if i.family.asynchronous and i.family.operand_from_smem and caps.memory.bulk_tensor_copy is False:
             problems.append(f"mma: {i.family} reads operands from shared-memory descriptors, "
                             "which needs the bulk tensor copy (memory.bulk_tensor_copy is False)")
+        if i.emulated and not i.emulation:
+            problems.append(f"mma: {i.describe()} is marked emulated but does not say how (emulation is empty)")
         if i.hidden and caps.hidden(i.a) is None and caps.hidden(i.b) is None:
             problems.append(f"mma: {i.describe()} is marked hidden but neither operand is in hidden_formats")
     lim = caps.limits

@@ -122,8 +122,9 @@ def instruction_paths(caps: DeviceCapabilities, activation: DType, weight: DType
                       weight_block_scale: BlockScale | None = None) -> tuple[InstructionPath, ...]:
     """Every path that runs (activation, weight) on ``caps``, best first.
 
-    Best means: the block-scaled form when the weights carry matching block scales, then the fastest family,
-    then native over converted, then the instruction with the larger K (fewer issues per tile).
+    Best means: a form the tensor cores run (not emulated by the compiler), then the block-scaled form when the
+    weights carry matching block scales, then the fastest family, then native over converted, then the
+    instruction with the larger K (fewer issues per tile).
     """
     acc = accumulator or default_accumulator(activation)
     paths: list[InstructionPath] = []
@@ -140,7 +141,7 @@ def instruction_paths(caps: DeviceCapabilities, activation: DType, weight: DType
         paths.append(InstructionPath(instr, conversion, swapped=act_is_b, block_scaled=instr.block_scale is not None))
     unique = {(p.instruction, p.weight_conversion, p.swapped): p for p in paths}
     return tuple(sorted(unique.values(), key=lambda p: (
-        not p.block_scaled, -p.instruction.family.rank, p.weight_conversion is not None, p.swapped, -p.instruction.k)))
+        p.instruction.emulated, not p.block_scaled, -p.instruction.family.rank, p.weight_conversion is not None, p.swapped, -p.instruction.k)))
 
 
 def supports(caps: DeviceCapabilities, *, activation: DType | str, weight: DType | str,
@@ -194,6 +195,9 @@ def _warnings(caps: DeviceCapabilities, path: InstructionPath, a: DType, w: DTyp
         warnings.append(
             f"{a} x {operand} runs on {fam} on {caps.target.arch}: {primary}, the fastest MMA family here, has no "
             f"{a} form with {acc_name(path)} accumulation; expect much lower tensor throughput than {primary} paths")
+    if path.instruction.emulated:
+        warnings.append(f"{path.instruction.describe()} is emulated on {caps.target.arch}: "
+                        f"{path.instruction.emulation}; it computes the right result at a fraction of the rate")
     for dt in (path.instruction.a, path.instruction.b):
         hidden = caps.hidden(dt)
         if hidden is not None:

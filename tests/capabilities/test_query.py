@@ -81,3 +81,17 @@ def test_combination_names_follow_element_widths():
 def test_verdict_json_uses_ptx_spelling():
     js = supports(NEW, activation="bf16", weight="u4").to_json()
     assert js["weights"] == "u4" and js["activations"] == "bf16" and js["chosen"]["instruction"]["a"] == "bf16"
+
+
+def test_an_emulated_form_ranks_after_every_real_one_and_warns():
+    import dataclasses
+
+    from tests.capabilities.synthetic import caps, instr
+
+    fake = dataclasses.replace(instr(FAST, dt.s8, dt.s8, dt.s32, k=32), emulated=True, emulation="lowered to f16 HMMA")
+    table = caps("emu", (fake, instr(SLOW, dt.s8, dt.s8, dt.s32, k=32)))
+    v = supports(table, activation="s8", weight="s8")
+    assert not v.chosen.instruction.emulated and v.paths[-1].instruction.emulated
+    only = caps("emu1", (fake,))
+    w = supports(only, activation="s8", weight="s8")
+    assert w.ok and any("emulated" in x and "lowered to f16 HMMA" in x for x in w.warnings)

@@ -65,7 +65,7 @@ def humming_instruction_probe(instruction: MmaInstruction, target: Target) -> st
         return None
     from humming.devices.nvidia import archs, probes
 
-    if instruction not in archs.BY_ARCH[target.arch].mma:
+    if instruction.form not in {i.form for i in archs.BY_ARCH[target.arch].mma}:
         raise InvalidInputError(f"{instruction.describe()} is not declared for {target.arch}; "
                                 f"see humming.devices.target({target.arch!r}).mma for the declared forms")
     return probes.probe_source(instruction)

@@ -122,6 +122,26 @@ def _blackwell_client_mma() -> list[MmaInstruction]:
     return out
 
 
+# ---- forms the ISA accepts but the tensor cores lack ---------------------------------------------------------------
+# Measured 2026-12-02: the SASS of each probe (NVRTC 13.5, nvdisasm 13.5; conformance/sass.py) shows ptxas lowering
+# these mma.sync forms onto another tensor op. Each rule names the operand dtypes it covers and what ptxas emits.
+EMU_SOURCE = Source(M, "SASS of humming's probe kernels, NVRTC 13.5 + nvdisasm 13.5, 2026-12-02 (python -m conformance "
+                       "--target <arch> --level declare)")
+EMU_INT4 = (frozenset({s4, u4}), "no int4 tensor op: ptxas unpacks the operands to 8 bits and issues IMMA .S8/.U8")
+EMU_FP8 = (frozenset({e4m3, e5m2}), "no fp8 mma.sync tensor op: ptxas converts to f16 (F2FP.F16.E4M3/E5M2.UNPACK_B) "
+                                    "and issues HMMA")
+EMU_B1 = (frozenset({b1}), "no BMMA: ptxas issues IMMA.U8.U8")
+
+
+def _emulated(mma: list[MmaInstruction], *rules: tuple[frozenset[DType], str]) -> list[MmaInstruction]:
+    """Mark the plain mma.sync forms (no .kind) whose operands a rule covers as emulated, with the rule's text."""
+    out = []
+    for i in mma:
+        rule = next((r for r in rules if i.family == MMA_SYNC and ".kind::" not in i.ptx and {i.a, i.b} <= r[0]), None)
+        out.append(i if rule is None else replace(i, emulated=True, emulation=rule[1], source=EMU_SOURCE))
+    return out
+
+
 WGMMA_FLOAT_N = wgmma_like_n_values(8, 256)
 WGMMA_INT_N = (8, 16, 24) + tuple(range(32, 257, 16))  # integer and b1 forms: 8, 16, 24, then steps of 16
 
@@ -235,31 +255,37 @@ SM80 = _target("sm_80", "ampere", "NVIDIA Ampere GA100 (sm_80)", _ampere_mma(), 
 SM86 = _target("sm_86", "ampere", "NVIDIA Ampere GA10x (sm_86)", _ampere_mma(), AMPERE_MEM, _limits(100, 99, 1536))
 SM87 = _target("sm_87", "ampere", "NVIDIA Ampere Orin (sm_87)", _ampere_mma(), AMPERE_MEM, _limits(164, 163, 1536))
 SM89 = _target("sm_89", "ada", "NVIDIA Ada (sm_89)", _ada_mma(), AMPERE_MEM, _limits(100, 99, 1536))
-SM90A = _target("sm_90a", "hopper", "NVIDIA Hopper (sm_90a)", _hopper_mma() + _hopper_wgmma(), HOPPER_MEM,
+SM90A = _target("sm_90a", "hopper", "NVIDIA Hopper (sm_90a)", _emulated(_hopper_mma(), EMU_INT4, EMU_FP8) + _hopper_wgmma(),
+                HOPPER_MEM,
                 _limits(228, 227, 2048), notes=("wgmma has no s4/u4 form: int4 x int4 runs on mma.sync", INT4_NOTE),
                 extra=(Source(D, PTX_WGMMA),
                        Source(M, "H200 SXM, 2026-12-02: every declared mma.sync and wgmma probe ran with D = C + K, "
                                  "and the driver's shared-memory, thread and register limits equal this table's "
                                  "(tests/gpu/test_nvidia_gpu.py)")))
-SM100A = _target("sm_100a", "blackwell", "NVIDIA Blackwell B200/GB200 (sm_100a)", _hopper_mma() + _tcgen05(int8=True),
+SM100A = _target("sm_100a", "blackwell", "NVIDIA Blackwell B200/GB200 (sm_100a)",
+                 _emulated(_hopper_mma(), EMU_INT4, EMU_FP8, EMU_B1) + _tcgen05(int8=True),
                  BLACKWELL_MEM, _limits(228, 227, 2048), notes=(CTA_PAIR, INT4_NOTE),
                  hidden=_hidden("sm_100a (B200)"), extra=(Source(D, PTX_TCGEN05),))
 SM103A = _target("sm_103a", "blackwell", "NVIDIA Blackwell Ultra B300/GB300 (sm_103a)",
-                 _hopper_mma() + _tcgen05(int8=False), BLACKWELL_MEM, _limits(228, 227, 2048),
+                 _emulated(_hopper_mma(), EMU_INT4, EMU_FP8, EMU_B1) + _tcgen05(int8=False), BLACKWELL_MEM,
+                 _limits(228, 227, 2048),
                  notes=(INT8_MMA_SYNC_ONLY, CTA_PAIR, INT4_NOTE), hidden=_hidden("sm_103a (B300)"),
                  extra=(Source(D, PTX_TCGEN05),
                         Source(DER, "NVRTC 13.5's ptxas rejects tcgen05.mma .kind::i8 for sm_103a "
                                     "(tests/devices/nvidia/test_probes.py)")))
 SM110A = _target("sm_110a", "blackwell", "NVIDIA Thor (sm_110a, sm_101a before PTX ISA 9.0)",
-                 _hopper_mma() + _tcgen05(int8=True), BLACKWELL_MEM, _limits(228, 227, None),
+                 _emulated(_hopper_mma(), EMU_INT4, EMU_FP8, EMU_B1) + _tcgen05(int8=True), BLACKWELL_MEM,
+                 _limits(228, 227, None),
                  notes=(CTA_PAIR, "E3M4/E0M3 are not in the verified hidden-format list for Thor"),
                  unknown=("limits.max_threads_per_sm",), extra=(Source(D, PTX_TCGEN05),))
-SM120A = _target("sm_120a", "blackwell-client", "NVIDIA Blackwell RTX 50 / RTX PRO (sm_120a)", _blackwell_client_mma(),
+SM120A = _target("sm_120a", "blackwell-client", "NVIDIA Blackwell RTX 50 / RTX PRO (sm_120a)",
+                 _emulated(_blackwell_client_mma(), EMU_INT4, EMU_B1),
                  CLIENT_BLACKWELL_MEM, _limits(100, 99, 1536),
                  notes=("no wgmma, no tcgen05, no TMEM: FP4/FP6 and block-scaled MMA run on mma.sync",
                         "CUTLASS's sm_120 kernels use 1x1x1 clusters"),
                  hidden=_hidden("sm_120a (RTX 50)"))
-SM121A = _target("sm_121a", "blackwell-client", "NVIDIA DGX Spark GB10 (sm_121a)", _blackwell_client_mma(),
+SM121A = _target("sm_121a", "blackwell-client", "NVIDIA DGX Spark GB10 (sm_121a)",
+                 _emulated(_blackwell_client_mma(), EMU_INT4, EMU_B1),
                  CLIENT_BLACKWELL_MEM, _limits(100, 99, 1536),
                  notes=("no wgmma, no tcgen05, no TMEM: FP4/FP6 and block-scaled MMA run on mma.sync",
                         "unified LPDDR5x memory shared with the CPU"),
@@ -268,7 +294,8 @@ SM121A = _target("sm_121a", "blackwell-client", "NVIDIA DGX Spark GB10 (sm_121a)
 _RUBIN_WHERE = ("accepted by NVRTC 13.5 for sm_107a (tests/devices/nvidia/test_probes.py); LLVM NVPTX names SM107f "
                 "the Rubin family (hasRubinFamilySupport); no public PTX ISA section yet")
 RUBIN = _target("sm_107a", "rubin", "NVIDIA Rubin (sm_107a, preview)",
-                _hopper_mma() + _tcgen05(int8=False, provenance=DER, where=_RUBIN_WHERE), BLACKWELL_MEM,
+                _emulated(_hopper_mma(), EMU_INT4, EMU_FP8, EMU_B1)
+                + _tcgen05(int8=False, provenance=DER, where=_RUBIN_WHERE), BLACKWELL_MEM,
                 ExecutionLimits(warp_size=32, registers_per_sm=None, max_registers_per_thread=None),
                 notes=("preview: the instruction set is what NVRTC 13.5 accepts for sm_107a; no hardware was run",
                        "E3M4/E0M3 raise an illegal instruction on Rubin (reported by humming-kernels); not declared",
