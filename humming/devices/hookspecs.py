@@ -16,6 +16,7 @@ import pluggy
 
 from humming.capabilities.model import DeviceCapabilities, MmaInstruction, Target
 from humming.devices.device import DeviceMatch, RawDevice
+from humming.devices.probe import InstructionProbe
 from humming.devices.toolchain import Toolchain
 
 PROJECT = "humming"
@@ -77,13 +78,14 @@ def humming_toolchain(target: Target) -> Toolchain | None:
 
 
 @hookspec
-def humming_instruction_probe(instruction: MmaInstruction, target: Target) -> str | None:
+def humming_instruction_probe(instruction: MmaInstruction, target: Target) -> InstructionProbe | str | None:
     """Render a micro-kernel that executes one declared MMA instruction once, for conformance.
 
     :param instruction: an entry of the target's DeviceCapabilities.mma.
     :param target: the target it was declared for.
-    :return: CUDA C++ source defining ``extern "C" __global__ void humming_probe(...)``, or None for other
-        plugins' targets. The conformance suite compiles it (``declare``) and runs it (``numeric``).
+    :return: an InstructionProbe (source plus how to launch and check it: conformance compiles it at ``declare``
+        and runs it at ``numeric``), or plain CUDA C++ source defining ``extern "C" __global__ void
+        humming_probe(const unsigned*, unsigned*)`` (compiled only), or None for other plugins' targets.
     """
 
 

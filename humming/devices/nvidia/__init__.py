@@ -11,6 +11,7 @@ from typing import Callable, Mapping
 from humming.capabilities.model import DeviceCapabilities, MmaInstruction, Target
 from humming.devices.device import DeviceMatch, RawDevice
 from humming.devices.hookspecs import API_VERSION, hookimpl
+from humming.devices.probe import InstructionProbe
 from humming.devices.toolchain import Toolchain
 from humming.errors import InvalidInputError
 
@@ -60,7 +61,7 @@ def humming_toolchain(target: Target) -> Toolchain | None:
 
 
 @hookimpl
-def humming_instruction_probe(instruction: MmaInstruction, target: Target) -> str | None:
+def humming_instruction_probe(instruction: MmaInstruction, target: Target) -> InstructionProbe | None:
     if not _ours(target):
         return None
     from humming.devices.nvidia import archs, probes
@@ -68,4 +69,8 @@ def humming_instruction_probe(instruction: MmaInstruction, target: Target) -> st
     if instruction.form not in {i.form for i in archs.BY_ARCH[target.arch].mma}:
         raise InvalidInputError(f"{instruction.describe()} is not declared for {target.arch}; "
                                 f"see humming.devices.target({target.arch!r}).mma for the declared forms")
-    return probes.probe_source(instruction)
+    body, spec = probes.render(instruction)
+    # tcgen05.ld moves f16 accumulators out of TMEM one value per 32-bit word.
+    per_word = 1 if instruction.family.name == "tcgen05" and instruction.acc.bits == 16 else 0
+    return InstructionProbe(source=probes.helpers([instruction]) + body, threads=spec.threads, words=spec.words,
+                            increment=spec.increment, kernel=spec.kernel, values_per_word=per_word)

@@ -198,9 +198,10 @@ def test_the_largest_wgmma_n_compiles():
 # ---- the hook ---------------------------------------------------------------------------------------------------
 def test_the_hook_renders_declared_forms_refuses_others_and_ignores_other_vendors():
     i = form("sm_90a", WGMMA, dt.e4m3, dt.e5m2, dt.f32)
-    source = nvidia_plugin.humming_instruction_probe(instruction=i, target=T["sm_90a"].target)
-    assert 'extern "C" __global__ void humming_probe(' in source
-    compile_for("sm_90a", source)
+    probe = nvidia_plugin.humming_instruction_probe(instruction=i, target=T["sm_90a"].target)
+    assert 'extern "C" __global__ void humming_probe(' in probe.source
+    assert probe.threads == 128 and probe.increment == i.k and probe.words > 0  # one warpgroup; D = C + K
+    compile_for("sm_90a", probe.source)
     assert nvidia_plugin.humming_instruction_probe(instruction=i, target=Target("thead", "ppu-810e")) is None
     with pytest.raises(InvalidInputError, match="not declared for sm_100a"):
         nvidia_plugin.humming_instruction_probe(instruction=i, target=T["sm_100a"].target)
@@ -210,6 +211,6 @@ def test_the_manager_hands_out_probes_and_the_toolchain():
     m = DeviceManager(autoload=False, plugins=[("nvidia", nvidia_plugin)], raw_devices=[], strict=True)
     caps = m.capabilities("sm_120a")
     i = emittable(caps.instructions(a=dt.e2m1, b=dt.e2m1, block_scaled=True))[0]
-    source = m.instruction_probe(i, caps.target)
-    cubin = m.toolchain(caps.target).compile(source, target=caps.target).binary
+    probe = m.instruction_probe(i, caps.target)
+    cubin = m.toolchain(caps.target).compile(probe.source, target=caps.target).binary
     assert b"humming_probe\0" in cubin
