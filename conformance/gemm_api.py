@@ -121,12 +121,8 @@ def select(suite: Suite, case: GemmCase) -> Selection:
         act = "16-bit" if case.weight_only else f"{case.activation}"
         return Selection(Status.SKIPPED, f"no kernel for {case.combination} ({case.weight} weights, {act} "
                          f"activations) yet; the capability offers {verdict.chosen.describe()}", verdict)
-    try:
-        chain = suite.manager.toolchain(suite.caps.target)
-        ok, why = chain.availability()
-    except Exception as exc:
-        ok, why = False, outcome_of(exc)[1]
-    if not ok:
+    chain, why = suite.toolchain()
+    if chain is None:
         return Selection(Status.SKIPPED, f"cannot compile here: {why}", verdict)
     try:
         plan = tuner_for(suite).plan(problem_of(case), suite.caps, sm_count(suite))

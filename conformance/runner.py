@@ -128,6 +128,15 @@ class Suite:
         base = self.command or f"humming conformance --target {self.caps.target.arch}"
         return f"{base} --level {level} --case '{case_id}'"
 
+    def toolchain(self) -> tuple[Any, str]:
+        """(the target's toolchain, "") when it can compile here, else (None, why not)."""
+        try:
+            chain = self.manager.toolchain(self.caps.target)
+            ok, why = chain.availability()
+        except Exception as exc:
+            return None, outcome_of(exc)[1]
+        return (chain, "") if ok else (None, why)
+
     def result(self, case_id: str, level: str, status: Status, reason: str = "", **kw: Any) -> CaseResult:
         return CaseResult(id=case_id, level=level, status=status, reason=reason, repro=self.repro(case_id, level), **kw)
 

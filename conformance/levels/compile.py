@@ -161,12 +161,8 @@ def run(suite: Suite) -> list[CaseResult]:
             runnable.append(c)
     chain = None
     if runnable:
-        try:
-            chain = suite.manager.toolchain(suite.caps.target)
-            ok, why = chain.availability()
-        except Exception as exc:
-            ok, why = False, outcome_of(exc)[1]
-        if not ok:
+        chain, why = suite.toolchain()
+        if chain is None:
             for c in runnable:
                 results[c] = suite.result(f"{LEVEL}/{c.id}", LEVEL, Status.SKIPPED, f"cannot compile here: {why}",
                                           params=c.params(), details={"kernel": selections[c].describe()})
