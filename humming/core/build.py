@@ -233,13 +233,14 @@ def _compile_in_child(spec: KernelSpec) -> tuple[str, str, str | None, str | Non
 
 def compile_many(specs: Sequence[KernelSpec], *, toolchain: Toolchain | None = None,
                  max_workers: int | None = None, progress: Progress | None = None,
-                 processes: bool = False) -> list[CompiledKernel]:
+                 processes: bool | None = None) -> list[CompiledKernel]:
     """Compile every spec (duplicates once), in parallel; the result is in the order of ``specs``.
 
     ``processes=True`` compiles in worker processes (spawned: safe beside CUDA) that publish to the disk cache,
-    from which this process then reads each kernel; it needs the cache and the plugins' toolchains, and pays
-    about a fresh interpreter's start per worker, so threads (the default) are the right choice unless the
-    toolchain serialises its threads.
+    from which this process then reads each kernel; it needs the cache and the plugins' toolchains.
+    ``None`` (the default) picks processes whenever they are possible: on the H200 host (16 cores, NVRTC 13.0,
+    2026-12-02) a W4A16 layer's 4 kernels took 2.65 s cold in 4 threads and 0.64 s in 4 worker processes,
+    because concurrent NVRTC compiles in one process do not scale (benchmarks/RESULTS.md).
 
     :raises CompileError: after every spec has been tried, for the first that failed (the message says how many).
     """
@@ -248,6 +249,8 @@ def compile_many(specs: Sequence[KernelSpec], *, toolchain: Toolchain | None = N
     bar = progress if progress is not None else Progress(len(unique))
     results: dict[KernelSpec, CompiledKernel] = {}
     failures: list[tuple[KernelSpec, BaseException]] = []
+    if processes is None:
+        processes = n > 1 and toolchain is None and cache.enabled()
     if processes and (toolchain is not None or not cache.enabled()):
         raise InvalidInputError("compile_many(processes=True) needs the disk cache and the plugins' toolchains "
                                 "(no toolchain=); use threads instead")
