@@ -12,13 +12,15 @@ reference, so it differs only by rounding, in three places:
    in s32; FP8/FP4 MMAs accumulate with about 14 bits (DeepSeek-V3 technical report, arXiv 2412.19437,
    section 3.3.2 "Increasing Accumulation Precision", measured on H800),
    u_acc = 2**-14;
-3. output: one rounding into the output dtype, at most one ulp: out_rtol = 2**-mantissa_bits(out).
+3. output: one rounding into the output dtype, at most one ulp: out_rtol = 2**-mantissa_bits(out); below the
+   smallest normal the ulp stops shrinking, so the output also has an absolute resolution, its smallest
+   subnormal: out_atol (f16: 2**-24). Without it a correctly rounded f16 subnormal output can fail.
 
 Products err independently, so terms 1 and 2 grow like a random walk: with mag[m, n] = sqrt(sum_k (x w)^2)
 (the root of the sum of squared products, in float64), the accumulated operand error is about u * mag and the
 accumulation error about u_acc * sqrt(K) * mag (partial sums grow like sqrt(k)). The check is
 
-    |out - ref| <= out_rtol * |ref| + SIGMAS * (u + u_acc * sqrt(K)) * mag,   SIGMAS = 6
+    |out - ref| <= out_atol + out_rtol * |ref| + SIGMAS * (u + u_acc * sqrt(K)) * mag,   SIGMAS = 6
 
 six standard deviations (a one-in-10**9 miss for Gaussian-like errors), still below what a real bug costs: a
 wrong or dropped scale group moves an output by about mag / sqrt(K / group), 0.18 mag for K = 4096 in groups
@@ -52,10 +54,11 @@ class Tolerance:
     operand_eps: float  # u: relative error of one product from rounding the operands into the MMA dtype
     accum_eps: float  # u_acc: relative rounding of one accumulator addition
     out_rtol: float  # one ulp of the output dtype, relative
+    out_atol: float = 0.0  # the output dtype's smallest subnormal: its resolution near zero
 
     def bound(self, ref: torch.Tensor, mag: torch.Tensor, k: int) -> torch.Tensor:
         """The allowed |out - ref| per element (float64)."""
-        return self.out_rtol * ref.abs() + SIGMAS * (self.operand_eps + self.accum_eps * math.sqrt(k)) * mag
+        return self.out_atol + self.out_rtol * ref.abs() + SIGMAS * (self.operand_eps + self.accum_eps * math.sqrt(k)) * mag
 
 
 def _weight_dtypes() -> tuple[DType, ...]:
@@ -65,11 +68,11 @@ def _weight_dtypes() -> tuple[DType, ...]:
 
 
 def _rule(act: DType, weight: DType, out: DType) -> Tolerance:
-    out_rtol = 2.0 ** -out.mantissa_bits
+    out_rtol, out_atol = 2.0 ** -out.mantissa_bits, out.smallest_subnormal
     if act in _U_16BIT:
-        return Tolerance(_U_16BIT[act], _F32_OPS, out_rtol)
+        return Tolerance(_U_16BIT[act], _F32_OPS, out_rtol, out_atol)
     accum = 0.0 if (act.is_int and weight.is_int) else _LOW_PRECISION_ACC
-    return Tolerance(_F32_OPS, accum, out_rtol)
+    return Tolerance(_F32_OPS, accum, out_rtol, out_atol)
 
 
 #: THE table: (activation dtype, weight element dtype, output dtype) -> Tolerance.

@@ -149,3 +149,17 @@ def test_the_table_covers_every_activation_weight_output_triple_and_refuses_othe
     assert tolerances.tolerance(dtypes.e4m3, dtypes.e2m1, dtypes.bf16).accum_eps == 2.0**-14
     with pytest.raises(InvalidInputError, match="no tolerance for activation e5m2"):
         tolerances.tolerance(dtypes.e5m2, dtypes.e4m3, dtypes.f16)
+
+
+def test_a_correctly_rounded_subnormal_output_passes_and_a_wrong_one_fails() -> None:
+    from humming.core import dtypes as dt
+    from humming.core.tolerances import check, tolerance
+
+    tol = tolerance(dt.f16, dt.s4, dt.f16)
+    x = torch.full((1, 2), 2.0**-14)
+    w = torch.tensor([[0.3, -0.2]])
+    ref = (x.double() @ w.double().T)  # about 2**-14 / 10: an f16 subnormal
+    out = ref.to(torch.float16)  # correctly rounded into f16
+    check(out.double(), ref, x, w, tol)
+    with pytest.raises(AssertionError):
+        check((ref + 50 * 2.0**-24).to(torch.float16).double(), ref, x, w, tol)
