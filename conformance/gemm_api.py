@@ -16,7 +16,6 @@ with the weight quantized by ``humming.core.quantized`` and packed by ``humming.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from typing import Any, Callable
 
 from humming.capabilities.model import BlockScale
@@ -83,17 +82,8 @@ def has_kernel(case: GemmCase) -> bool:
 
 
 def tuner_for(suite: Suite) -> Any:
-    """The target's GEMM tuner: the plugin's ``humming_tuner``, else the plugin module's ``tuning.TUNER``.
-
-    The fallback mirrors humming.gemm's own (plugin layout convention) until every plugin implements the hook.
-    """
+    """The target's GEMM tuner, as its plugin's ``humming_tuner`` supplies it."""
     tuner = suite.manager.tuner(suite.caps.target)
-    if tuner is None:
-        try:
-            module = importlib.import_module(f"humming.devices.{suite.caps.target.vendor}.tuning")
-        except ImportError:
-            module = None
-        tuner = getattr(module, "TUNER", None)
     if tuner is None:
         raise UnsupportedError(f"plugin {suite.manager.plugin_of(suite.caps.target)!r} supplies no GEMM tuner for "
                                f"{suite.caps.target}", missing=[f"humming_tuner for {suite.caps.target}"])
@@ -164,7 +154,7 @@ def run_numeric(suite: Suite, case: GemmCase, seed: int) -> dict[str, Any]:
     """Run ``case`` through humming.gemm and compare with the float64 reference; the error statistics."""
     import torch
 
-    import humming.gemm as hg
+    import humming.ops as hg
 
     m, n, k = case.shape.m, case.shape.n, case.shape.k
     macs = m * n * k
@@ -213,7 +203,7 @@ def time_gemm(suite: Suite, case: GemmCase, time_us: Callable[..., tuple[float, 
     """Median microseconds of humming.gemm and of torch's bf16 matmul for the case; the bytes it must move."""
     import torch
 
-    import humming.gemm as hg
+    import humming.ops as hg
 
     device = suite.device.index  # type: ignore[union-attr]
     cuda = f"cuda:{device}"

@@ -61,6 +61,15 @@ def humming_toolchain(target: Target) -> Toolchain | None:
 
 
 @hookimpl
+def humming_tuner(target: Target) -> object | None:
+    if not _ours(target):
+        return None
+    from humming.devices.nvidia.tuning import TUNER
+
+    return TUNER
+
+
+@hookimpl
 def humming_instruction_probe(instruction: MmaInstruction, target: Target) -> InstructionProbe | None:
     if not _ours(target):
         return None

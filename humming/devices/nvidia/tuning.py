@@ -2,21 +2,23 @@
 
 ``TUNER.plan(problem, caps, sm_count)`` returns a KernelPlan. Tiles come from the table that fits the target's
 shared memory per block; the first row whose ``max_m`` covers M wins. The grid is data-parallel (one CTA per
-tile) when there are enough tiles to fill every SM, else Stream-K over (tile, k-step) iterations with one CTA
-per resident slot, so that a decode-sized GEMM (M <= 16: a few dozen tiles) still streams weights on every SM.
+tile) when the tiles nearly fill one wave of resident CTAs, else Stream-K over (tile, k-step) iterations with
+one CTA per resident slot: a decode-sized GEMM (M <= 16: a few dozen tiles) still streams weights on every SM,
+and a large one has no tail wave.
 Numbers in the tables were measured on one H200 (benchmarks/NOTES-wna16.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable
 
 from humming.capabilities.model import DeviceCapabilities
 from humming.core.packing import padded_shape
 from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
 from humming.errors import InvalidInputError, UnsupportedError
-from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
+from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile, ZeroMode
 
 KiB = 1024
 
@@ -26,16 +28,31 @@ class TileRule:
     max_m: int  # the rule serves M <= max_m
     tile: Tile
     why: str
+    when: Callable[[DecodeParams], bool] | None = None  # formats the rule serves (None: all)
+
+
+def _lean_4bit(d: DecodeParams) -> bool:
+    """4-bit codes without zero-point rows: the decode path fits 128 registers with 16 warps a CTA (SASS)."""
+    return d.wbits == 4 and d.zmode is ZeroMode.CONST
 
 
 _INF = 1 << 62
+#: One CTA a tile when the tiles fill at least this share of one wave (and at most all of it).
+DP_WAVE_FILL = 0.8
 
 #: Targets with >= 160 KiB of shared memory per block (sm_80, sm_87, sm_90a, sm_100a ...).
 LARGE_SMEM: tuple[TileRule, ...] = (
+    # Measured on the H200 (benchmarks/NOTES-wna16.md, 2026-12-02): for M <= 16 the 256-deep stage with four
+    # k-warps per column block beat the 128-deep two-k-warp tile by 3% (28672 x 8192) to 9% (28672 x 4096).
+    # Zero-point rows and wider codes spill at 128 registers (16 warps) and take the 8-warp tile below.
+    TileRule(16, Tile(1, 1, 4, 1, 4, 256, 3, 8, 1), "decode: one m16 row block, 256 columns, 4 warps per column block split K",
+             _lean_4bit),
     TileRule(16, Tile(1, 1, 4, 1, 2, 128, 4, 8, 2), "decode: one m16 row block, 256 columns, 2 warps per column block split K"),
     TileRule(32, Tile(1, 2, 4, 1, 2, 128, 4, 8, 2), "two m16 blocks"),
     TileRule(48, Tile(1, 3, 4, 1, 2, 128, 4, 8, 1), "three m16 blocks"),
     TileRule(64, Tile(1, 4, 4, 1, 2, 128, 4, 8, 1), "four m16 blocks"),
+    # 128-deep stages measured 11% faster for s4/bf16 at M = 1024 (H200, 2026-12-02) but spill at 255
+    # registers for most other formats; kept at 64 until per-format rows are measured.
     TileRule(_INF, Tile(2, 4, 4, 1, 1, 64, 4, 8, 1), "compute-bound: 128 x 256 tiles, 8 warps of 64 x 64"),
 )
 #: Targets with about 100 KiB per block (sm_86, sm_89, sm_120a, sm_121a).
@@ -61,13 +78,21 @@ def table_for(caps: DeviceCapabilities) -> tuple[TileRule, ...]:
 
 
 def _fit(spec: GemmDenseSpec, caps: DeviceCapabilities) -> GemmDenseSpec:
-    """Fewer stages (then fewer CTAs per SM) until the tile fits the target's shared memory."""
+    """Shrink a tile until it fits the target's shared memory: stages down to 3, then 128-deep stages (wide
+    codes: 8-bit weights double the stage), then down to 2 stages, then fewer k-warps; then CTAs per SM."""
     limit = caps.limits.shared_memory_per_block_optin or 48 * KiB
     per_sm = caps.limits.shared_memory_per_sm or limit
-    while spec.smem_bytes() > limit and spec.stages > 2:
-        spec = replace(spec, stages=spec.stages - 1)
-    while spec.smem_bytes() > limit and spec.warp_k > 1:  # the k-warp reduction buffer is the next largest part
-        spec = replace(spec, warp_k=spec.warp_k // 2)
+    while spec.smem_bytes() > limit:
+        if spec.stages > 3:
+            spec = replace(spec, stages=spec.stages - 1)
+        elif spec.bk > 128:
+            spec = replace(spec, bk=spec.bk // 2, stages=4, warp_k=min(spec.warp_k, spec.bk // 32))
+        elif spec.stages > 2:
+            spec = replace(spec, stages=spec.stages - 1)
+        elif spec.warp_k > 1:  # the k-warp reduction buffer is the next largest part
+            spec = replace(spec, warp_k=spec.warp_k // 2)
+        else:
+            break
     while spec.min_blocks > 1 and spec.min_blocks * (spec.smem_bytes() + 1 * KiB) > per_sm:
         spec = replace(spec, min_blocks=spec.min_blocks - 1)
     return spec
@@ -85,17 +110,22 @@ class DenseTuner:
         decode = DecodeParams.of(problem.weight)
         reasons = []
         if tile is None:
-            rule = next(r for r in table_for(caps) if problem.m <= r.max_m)
+            rule = next(r for r in table_for(caps) if problem.m <= r.max_m and (r.when is None or r.when(decode)))
             tile = rule.tile
             reasons.append(f"M={problem.m} <= {rule.max_m if rule.max_m < _INF else 'any'}: {rule.why}")
         else:
             reasons.append("tile given by the caller")
+        n_pad, k_pad = padded_shape(problem.n, problem.k, problem.weight)
+        while k_pad % tile.bk and tile.bk > 64:  # K_pad is a multiple of 128, not always of a 256-deep stage
+            tile = replace(tile, bk=tile.bk // 2, warp_k=min(tile.warp_k, tile.bk // 32))
+            reasons.append(f"K_pad={k_pad} is not a multiple of the stage depth: bk={tile.bk}")
+        if k_pad % tile.bk:
+            raise InvalidInputError(f"tile bk={tile.bk} does not divide the packed K={k_pad}")
         if decode.gs and decode.gs < tile.bk and tile.bk % decode.gs:
             raise InvalidInputError(f"group size {decode.gs} does not divide bk={tile.bk}")
         spec = _fit(GemmDenseSpec.build(caps.target, problem.activation, problem.out, decode, tile), caps)
-        if spec.stages != tile.stages or spec.min_blocks != tile.min_blocks:
-            reasons.append(f"shared memory: {spec.stages} stages, {spec.min_blocks} CTA(s) per SM fit this target")
-        n_pad, k_pad = padded_shape(problem.n, problem.k, problem.weight)
+        if spec.tile != tile:
+            reasons.append(f"shared memory: {spec.tile.describe()}, {spec.min_blocks} CTA(s) per SM fit this target")
         t = spec.tile
         m_tiles = -(-problem.m // t.block_m)
         n_tiles = -(-n_pad // t.block_n)
@@ -103,14 +133,18 @@ class DenseTuner:
         tiles = m_tiles * n_tiles
         resident = max(sm_count, 1) * spec.min_blocks
         if schedule is None:
-            schedule = "data-parallel" if tiles >= resident else "stream-k"
+            # Measured on the H200 (2026-12-02): one CTA a tile won only when the tiles nearly filled one wave
+            # (112 tiles on 132 SMs, 16 k-steps each); Stream-K on one CTA per resident slot won below that
+            # (decode) and above it (M = 1024: 896 tiles, 12% over one CTA a tile: no tail wave, no re-launch).
+            schedule = "data-parallel" if DP_WAVE_FILL * resident <= tiles <= resident else "stream-k"
         if schedule == "data-parallel":
             grid = tiles
-            reasons.append(f"{tiles} tiles >= {resident} resident CTAs ({sm_count} SMs x {spec.min_blocks}): one CTA a tile")
+            reasons.append(f"{tiles} tiles fill {tiles / resident:.0%} of one wave of {resident} resident CTAs "
+                           f"({sm_count} SMs x {spec.min_blocks}): one CTA a tile")
             ws = 0
         elif schedule == "stream-k":
             grid = min(resident, tiles * k_iters)
-            reasons.append(f"{tiles} tiles < {resident} resident CTAs: Stream-K, {grid} CTAs share "
+            reasons.append(f"{tiles} tiles on {resident} resident CTAs: Stream-K, {grid} CTAs share "
                            f"{tiles * k_iters} k-steps ({tiles * k_iters / grid:.1f} each)")
             ws = 2 * grid * t.block_m * t.block_n
         else:

@@ -29,17 +29,33 @@ HM_DEVICE u64 policy_evict_last() {
   return p;
 }
 
-// 16 bytes global -> shared. src_bytes 0 writes zeros (the source is not read), 16 copies.
-HM_DEVICE void cp_async16(u32 dst, const void* src, int src_bytes, u64 policy) {
+// 16 bytes global -> shared, with an L2 cache policy. Tails are not zero-filled through cp.async's src-size
+// operand: the first H200 run (NVRTC 13.0, 2026-12-02) hit "illegal instruction" in the only kernels that
+// executed that zero-fill form together with a cache policy; tails are plain shared stores of zeros instead.
+HM_DEVICE void cp_async16(u32 dst, const void* src, u64 policy) {
 #if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n"
-               :: "r"(dst), "l"(src), "r"(src_bytes), "l"(policy) : "memory");
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n"
+               :: "r"(dst), "l"(src), "l"(policy) : "memory");
 #else
-  uint4 v = make_uint4(0u, 0u, 0u, 0u);
-  if (src_bytes) v = *reinterpret_cast<const uint4*>(src);
+  const uint4 v = *reinterpret_cast<const uint4*>(src);
   asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n" :: "r"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                : "memory");
 #endif
+}
+
+// 16 bytes global -> shared with the default L2 policy (activations: small and re-read by every CTA).
+HM_DEVICE void cp_async16(u32 dst, const void* src) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(dst), "l"(src) : "memory");
+#else
+  const uint4 v = *reinterpret_cast<const uint4*>(src);
+  asm volatile("st.shared.v4.u32 [%0], {%1,%2,%3,%4};\n" :: "r"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+#endif
+}
+
+HM_DEVICE void store_zero16(u32 dst) {
+  asm volatile("st.shared.v4.u32 [%0], {%1,%1,%1,%1};\n" :: "r"(dst), "r"(0u) : "memory");
 }
 
 HM_DEVICE void cp_async_commit() {

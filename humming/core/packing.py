@@ -1,0 +1,320 @@
+"""Weight packing: the canonical QuantizedTensor -> the dense GEMM's fragment-ordered layout, and its inverse.
+
+Torch ops only, so the same code packs on the CPU (tests) and on the GPU (loading a checkpoint). The layout
+(docs/kernels.md has pictures), for W [N, K] with b-bit codes, N padded to N_pad (a multiple of 64) and K to
+K_pad (a multiple of 128 and of the group size):
+
+- ``data``: uint8 [K_pad/16, N_pad/64, 128*b]: one block per 16 (k) x 64 (n) weights. Lane l of a warp
+  (g = l // 4, t = l % 4) owns 16 pairs p = 2j + r: the two b-bit codes of (k = 2t + 8r + h, n = g + 8j),
+  h = 0, 1, i.e. the B fragments of eight m16n8k16 MMAs. Codes are split into bit planes of power-of-two
+  widths (binary digits of b, widest first, low code bits first); a plane of width w gives the lane w words,
+  pair p in word p // (16/w) at bits 16h + w * (p % (16/w)). The lane words are stored as chunks of 16
+  (then 8, then 4) bytes per lane, each chunk 32 lanes side by side, so a lane reads its block with
+  conflict-free 16/8/4-byte loads: 4-bit weights are one 16-byte load per 32 values.
+- signed integer codes are stored biased (code + 2^(b-1)), so the kernel decodes unsigned codes only;
+- group scales (and integer zero points, as activation-type values): [K_pad/group, N_pad], each 64-column
+  block permuted so that column g + 8j sits at g*8 + j (a lane's eight scales are adjacent); 16-bit scales
+  are stored in the activation dtype, ue8m0/e4m3/ue4m3 as their 8-bit codes;
+- channel scales: f32 [N_pad]; tensor and global scales: one f32 (their product);
+- act order (GPTQ g_idx): K is permuted so that groups are contiguous (``perm``; the GEMM gathers x[:, perm]).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import torch
+
+from humming.core import codec, dtypes
+from humming.core.dtypes import DType
+from humming.core.formats import Granularity, ScaleSpec, WeightFormat, ZeroPointSpec
+from humming.core.quantized import QuantizedTensor
+from humming.errors import InvalidInputError, UnsupportedError
+
+#: The layout name a packed weight carries; a kernel refuses weights of any other layout.
+LAYOUT = "mma16x64.v1"
+BLOCK_K, BLOCK_N = 16, 64
+#: K is padded to a multiple of this (the largest k-tile a dense kernel stage uses).
+K_ALIGN = 128
+_TORCH_ACT = {dtypes.f16: torch.float16, dtypes.bf16: torch.bfloat16}
+_BYTE_SCALES = (dtypes.ue8m0, dtypes.e4m3, dtypes.ue4m3)
+
+
+@dataclass(frozen=True, eq=False)
+class PackedWeight:
+    """A weight in the dense kernel layout (module docstring), with what the kernel needs to decode it."""
+
+    format: WeightFormat
+    activation: DType  # f16 | bf16: the activation (MMA operand) dtype the scales were stored for
+    shape: tuple[int, int]  # logical (N, K)
+    n_pad: int
+    k_pad: int
+    data: torch.Tensor  # uint8 [k_pad/16, n_pad/64, 128*bits]
+    scales: torch.Tensor | None  # group scales [k_pad/group, n_pad] (activation dtype or uint8 codes)
+    zeros: torch.Tensor | None  # integer zero points [rows, n_pad] in the activation dtype
+    chscale: torch.Tensor | None  # f32 [n_pad]
+    gscale: torch.Tensor | None  # f32 [1]
+    perm: torch.Tensor | None  # int64 [K]: x[:, perm] is what the packed K order multiplies
+    group: int  # k per scale row (group scales), 0 otherwise
+    layout: str = LAYOUT
+    #: The weight format as the op's string argument (computed once, so torch.compile sees a constant).
+    format_key: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.format_key:
+            import json
+
+            object.__setattr__(self, "format_key", json.dumps(self.format.to_dict(), sort_keys=True))
+
+    @property
+    def device(self) -> torch.device:
+        return self.data.device
+
+    @property
+    def bits(self) -> int:
+        return self.format.dtype.bits
+
+    def nbytes(self) -> int:
+        """Bytes the kernel reads for the weight: codes, scales, zero points, channel and global scales."""
+        return sum(t.numel() * t.element_size() for t in (self.data, self.scales, self.zeros, self.chscale, self.gscale)
+                   if t is not None)
+
+    def to(self, device: torch.device | str) -> "PackedWeight":
+        move = lambda t: None if t is None else t.to(device)  # noqa: E731
+        return replace(self, data=self.data.to(device), scales=move(self.scales), zeros=move(self.zeros),
+                       chscale=move(self.chscale), gscale=move(self.gscale), perm=move(self.perm))
+
+
+# ---- the block layout of codes ------------------------------------------------------------------------------
+def planes(bits: int) -> tuple[tuple[int, int], ...]:
+    """(width, first code bit) of each bit plane of a ``bits``-bit code, widest first: 7 -> (4,0),(2,4),(1,6)."""
+    out, offset = [], 0
+    for w in (8, 4, 2, 1):
+        if bits & w:
+            out.append((w, offset))
+            offset += w
+    return tuple(out)
+
+
+def chunk_words(bits: int) -> tuple[int, ...]:
+    """Words per lane of each chunk of a block: 16-byte chunks (4 words), then 8 and 4 bytes."""
+    return (4,) * (bits // 4) + ((2,) if bits & 2 else ()) + ((1,) if bits & 1 else ())
+
+
+def _fragment_index(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(k, n) inside a 16 x 64 block for [lane 32, pair 16, half 2] (the mma.m16n8k16 B fragment layout)."""
+    lane = torch.arange(32, device=device)[:, None, None]
+    p = torch.arange(16, device=device)[None, :, None]
+    h = torch.arange(2, device=device)[None, None, :]
+    g, t, j, r = lane // 4, lane % 4, p // 2, p % 2
+    k = 2 * t + h + 8 * r
+    n = g + 8 * j + 0 * h
+    return k.expand(32, 16, 2), n.expand(32, 16, 2)
+
+
+def pack_blocks(codes: torch.Tensor, bits: int) -> torch.Tensor:
+    """Unsigned ``bits``-bit codes uint8 [N_pad, K_pad] (multiples of 64 and 16) -> uint8 [K_pad/16, N_pad/64, 128*bits]."""
+    n_pad, k_pad = codes.shape
+    if n_pad % BLOCK_N or k_pad % BLOCK_K:
+        raise InvalidInputError(f"pack_blocks: shape {list(codes.shape)} must be multiples of ({BLOCK_N}, {BLOCK_K})")
+    kb, nb = k_pad // BLOCK_K, n_pad // BLOCK_N
+    blk = codes.reshape(nb, BLOCK_N, kb, BLOCK_K).permute(2, 0, 3, 1)  # [kb, nb, k16, n64]
+    k_idx, n_idx = _fragment_index(codes.device)
+    vals = blk[:, :, k_idx, n_idx].to(torch.int64)  # [kb, nb, 32, 16, 2]
+    p = torch.arange(16, device=codes.device)[:, None]
+    h = torch.arange(2, device=codes.device)[None, :]
+    words = []
+    for width, offset in planes(bits):
+        per_word = 16 // width
+        plane = (vals >> offset) & ((1 << width) - 1)
+        shifted = plane << (16 * h + width * (p % per_word))
+        words.append(shifted.reshape(kb, nb, 32, width, per_word * 2).sum(-1))  # bits never overlap: sum == or
+    lane_words = torch.cat(words, dim=-1)  # [kb, nb, 32, bits]
+    out, start = [], 0
+    for cw in chunk_words(bits):
+        out.append(lane_words[..., start:start + cw].reshape(kb, nb, 32 * cw))
+        start += cw
+    flat = torch.cat(out, dim=-1)  # [kb, nb, 32 * bits] uint32 values in int64
+    signed = torch.where(flat >= 2**31, flat - 2**32, flat).to(torch.int32)
+    return signed.contiguous().view(torch.uint8).reshape(kb, nb, 128 * bits)
+
+
+def unpack_blocks(data: torch.Tensor, bits: int) -> torch.Tensor:
+    """The inverse of pack_blocks: uint8 [K_pad/16, N_pad/64, 128*bits] -> codes uint8 [N_pad, K_pad]."""
+    kb, nb, size = data.shape
+    if size != 128 * bits:
+        raise InvalidInputError(f"unpack_blocks: blocks of {size} bytes do not hold {bits}-bit codes (expected {128 * bits})")
+    flat = data.contiguous().view(torch.int32).to(torch.int64) & 0xFFFFFFFF  # [kb, nb, 32 * bits]
+    parts, start = [], 0
+    for cw in chunk_words(bits):
+        parts.append(flat[..., 32 * start:32 * (start + cw)].reshape(kb, nb, 32, cw))
+        start += cw
+    lane_words = torch.cat(parts, dim=-1)  # [kb, nb, 32, bits]
+    p = torch.arange(16, device=data.device)[:, None]
+    h = torch.arange(2, device=data.device)[None, :]
+    vals = torch.zeros(kb, nb, 32, 16, 2, dtype=torch.int64, device=data.device)
+    w0 = 0
+    for width, offset in planes(bits):
+        per_word = 16 // width
+        word = lane_words[..., w0 + p // per_word + 0 * h]  # [kb, nb, 32, 16, 2]
+        vals |= ((word >> (16 * h + width * (p % per_word))) & ((1 << width) - 1)) << offset
+        w0 += width
+    k_idx, n_idx = _fragment_index(data.device)
+    blk = torch.zeros(kb, nb, BLOCK_K, BLOCK_N, dtype=torch.int64, device=data.device)
+    blk[:, :, k_idx, n_idx] = vals
+    return blk.permute(1, 3, 0, 2).reshape(nb * BLOCK_N, kb * BLOCK_K).to(torch.uint8)
+
+
+def permute_columns(rows: torch.Tensor) -> torch.Tensor:
+    """[R, N_pad] -> the same with each 64-column block reordered so column g + 8j sits at g*8 + j."""
+    r, n_pad = rows.shape
+    return rows.reshape(r, n_pad // 64, 8, 8).transpose(2, 3).reshape(r, n_pad).contiguous()
+
+
+def unpermute_columns(rows: torch.Tensor) -> torch.Tensor:
+    r, n_pad = rows.shape
+    return rows.reshape(r, n_pad // 64, 8, 8).transpose(2, 3).reshape(r, n_pad).contiguous()
+
+
+# ---- whole weights ---------------------------------------------------------------------------------------------
+def _round_up(x: int, m: int) -> int:
+    return (x + m - 1) // m * m
+
+
+def _pad2(t: torch.Tensor, rows: int, cols: int, value: float = 0) -> torch.Tensor:
+    out = torch.full((rows, cols), value, dtype=t.dtype, device=t.device)
+    out[: t.shape[0], : t.shape[1]] = t
+    return out
+
+
+def _act_order_perm(g_idx: torch.Tensor, group: int, k: int) -> torch.Tensor:
+    perm = torch.argsort(g_idx.to(torch.int64), stable=True)
+    counts = torch.bincount(g_idx.to(torch.int64), minlength=math.ceil(k / group))
+    if bool((counts != group).any()):
+        raise UnsupportedError(
+            f"act-order weights whose groups hold other than {group} columns each (sizes "
+            f"{int(counts.min())}..{int(counts.max())}) cannot be packed for the dense kernel",
+            missing=["groups of exactly `group` columns after sorting by g_idx"],
+            alternatives=["re-quantize with GPTQ's standard act order (every group holds `group` columns)"])
+    return perm
+
+
+def padded_shape(n: int, k: int, fmt: WeightFormat) -> tuple[int, int]:
+    """(N_pad, K_pad) of an [n, k] weight in ``fmt`` once packed."""
+    spec = fmt.scale
+    group = spec.group if spec.granularity is Granularity.GROUP else (
+        spec.block[1] if spec.granularity is Granularity.BLOCK else 0)
+    return _round_up(n, BLOCK_N), _round_up(k, K_ALIGN * group // math.gcd(K_ALIGN, group) if group else K_ALIGN)
+
+
+def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
+    """Pack a canonical weight for the dense kernel, on q's device; scales stored for ``activation`` (f16/bf16)."""
+    if not isinstance(q, QuantizedTensor):
+        raise InvalidInputError(f"pack: expected a QuantizedTensor, got {type(q).__name__}")
+    act = DType.parse(activation)
+    if act not in _TORCH_ACT:
+        raise InvalidInputError(f"pack: activation={act}; allowed: f16, bf16")
+    wf = q.format.weight
+    elem, spec = wf.dtype, wf.scale
+    if wf.zero_point is ZeroPointSpec.FLOAT:
+        raise UnsupportedError(f"pack: {elem} weights with float zero points are not supported by the dense kernel yet",
+                               missing=["float zero points"], alternatives=["integer zero points (zero_point=int)"])
+    if elem.is_float and elem.exponent_bits == 0:
+        raise UnsupportedError(f"pack: {elem} weights (no exponent) are not supported by the dense kernel",
+                               missing=[f"{elem} dequantization"])
+    n, k = q.shape
+    bits = elem.bits
+    g = spec.granularity
+    group = spec.group if g is Granularity.GROUP else (spec.block[1] if g is Granularity.BLOCK else 0)
+    if group and group % 16:
+        raise UnsupportedError(f"pack: a scale group of {group} along K; the dense kernel needs a multiple of 16",
+                               missing=[f"group size {group}"], alternatives=["group sizes 16, 32, 64, 128, 256 ..."])
+    n_pad, k_pad = padded_shape(n, k, wf)
+    dev = q.data.device
+
+    codes = q.codes()
+    if elem.is_int and elem.signed:
+        codes = codes ^ (1 << (bits - 1))  # two's complement -> biased unsigned (code + 2^(b-1) mod 2^b)
+    perm = None
+    if q.g_idx is not None:
+        perm = _act_order_perm(q.g_idx, group, k)
+        codes = codes[:, perm]
+    data = pack_blocks(_pad2(codes, n_pad, k_pad), bits)
+
+    torch_act = _TORCH_ACT[act]
+    scales = zeros = chscale = None
+    gscale = q.global_scale.to(torch.float32).reshape(1) if q.global_scale is not None else None
+    decoded = codec.decode(q.scales, spec.dtype, out_dtype=torch.float32)
+    if g in (Granularity.GROUP, Granularity.BLOCK):
+        cells = decoded if g is Granularity.GROUP else decoded.repeat_interleave(spec.block[0], 0)[:n]
+        if spec.dtype in _BYTE_SCALES:
+            raw = q.scales if g is Granularity.GROUP else q.scales.repeat_interleave(spec.block[0], 0)[:n]
+            stored = raw
+        else:
+            stored = cells.to(torch_act)
+        rows = k_pad // group
+        scales = permute_columns(_pad2(stored.T.contiguous(), rows, n_pad))
+    elif g is Granularity.CHANNEL:
+        chscale = _pad2(decoded.reshape(n, 1), n_pad, 1, 1.0).reshape(n_pad).contiguous()
+    else:  # one scale for the tensor: folded into the global scale
+        t = decoded.reshape(1)
+        gscale = t if gscale is None else (gscale * t)
+    if q.zeros is not None:
+        z = q.zeros.to(torch_act)
+        if g is Granularity.CHANNEL:
+            zeros = permute_columns(_pad2(z.T.contiguous(), 1, n_pad))
+        elif g is Granularity.GROUP:
+            zeros = permute_columns(_pad2(z.T.contiguous(), k_pad // group, n_pad))
+        else:
+            raise UnsupportedError(f"pack: zero points with {g.value} scales are not supported by the dense kernel",
+                                   missing=[f"zero points per {g.value}"])
+    return PackedWeight(wf, act, (n, k), n_pad, k_pad, data.to(dev), scales, zeros, chscale,
+                        None if gscale is None else gscale.to(dev).contiguous(), perm, group if scales is not None else 0)
+
+
+def unpack(p: PackedWeight, q_format: object = None) -> QuantizedTensor:
+    """The inverse of pack (tests): codes, scales (cast back to the format's scale dtype), zeros, g_idx."""
+    from humming.core.formats import QuantFormat
+
+    wf = p.format
+    elem, spec = wf.dtype, wf.scale
+    n, k = p.shape
+    bits = elem.bits
+    codes = unpack_blocks(p.data, bits)[:n, :]
+    if p.perm is not None:
+        unperm = torch.empty_like(codes[:, :k])
+        unperm[:, p.perm] = codes[:, :k]
+        codes = unperm
+    codes = codes[:, :k]
+    if elem.is_int and elem.signed:
+        codes = codes ^ (1 << (bits - 1))
+    storage = codec.storage_dtype(spec.dtype)
+    g = spec.granularity
+    zeros = None
+    if g is Granularity.GROUP:
+        s = unpermute_columns(p.scales)[: -(-k // p.group), :n].T
+        scales = s if s.dtype is torch.uint8 else s.to(storage)
+        if p.zeros is not None:
+            zeros = unpermute_columns(p.zeros)[: -(-k // p.group), :n].T.to(torch.uint8)
+    elif g is Granularity.BLOCK:
+        s = unpermute_columns(p.scales)[: -(-k // p.group), :n].T[:: spec.block[0]]
+        scales = s if s.dtype is torch.uint8 else s.to(storage)
+    elif g is Granularity.CHANNEL:
+        scales = p.chscale[:n].reshape(n, 1).to(storage)
+        if p.zeros is not None:
+            zeros = unpermute_columns(p.zeros)[:1, :n].T.to(torch.uint8)
+    else:
+        scales = p.gscale.reshape(1, 1).to(storage)
+    gscale = p.gscale if (wf.global_scale and g is not Granularity.TENSOR) else None
+    g_idx = None
+    if p.perm is not None:
+        g_idx = torch.empty(k, dtype=torch.int32, device=codes.device)
+        g_idx[p.perm] = torch.arange(k, device=codes.device, dtype=torch.int32) // p.group
+    fmt = q_format if isinstance(q_format, QuantFormat) else QuantFormat(wf)
+    return QuantizedTensor(fmt, (n, k), codec.pack_codes(codes.contiguous(), bits), scales.contiguous(),
+                           None if zeros is None else zeros.contiguous(), gscale, g_idx)
+
+
+def scale_spec_of(p: PackedWeight) -> ScaleSpec:
+    return p.format.scale

@@ -1,0 +1,35 @@
+"""KernelPlan: the chosen kernel twin, its parameter values and the launch (grid, block, smem, workspace).
+
+A plugin's tuner returns one for a GemmProblem (``tuner.plan(problem, caps, sm_count)``); the op launches it, and
+``humming explain`` prints ``plan.explain()``: which kernel, which tile, the grid, and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from humming.core.codegen import KernelSpec
+from humming.core.problem import GemmProblem
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    """What to launch for one problem on one target."""
+
+    problem: GemmProblem
+    spec: KernelSpec
+    grid: int  # CTAs (1-D)
+    block: int  # threads per CTA
+    smem: int  # dynamic shared memory bytes
+    workspace_floats: int = 0  # f32 scratch the launch needs (split-tile partial sums)
+    counters: int = 0  # int32 counters the launch needs, zero on entry and on exit
+    schedule: str = "data-parallel"  # "data-parallel" | "stream-k"
+    reasons: tuple[str, ...] = field(default=())  # why this choice, one line each
+
+    def explain(self) -> str:
+        lines = [self.problem.describe(), f"kernel: {self.spec.describe()}",
+                 f"launch: {self.grid} CTAs x {self.block} threads, {self.smem} bytes of shared memory, {self.schedule}"]
+        if self.workspace_floats or self.counters:
+            lines.append(f"workspace: {self.workspace_floats * 4} bytes of partial sums, {self.counters} tile counters")
+        lines += [f"why: {r}" for r in self.reasons]
+        return "\n".join(lines)

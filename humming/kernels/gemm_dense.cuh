@@ -1,0 +1,359 @@
+// humming/kernels/gemm_dense.cuh -- dense WnA16 GEMM: C[M,N] = A[M,K] (f16/bf16) x dequant(W[N,K])^T.
+//
+// One template for every weight format (ints of 1..8 bits with or without zero points, small floats eXmY),
+// specialised by the Python twin humming/kernels/gemm_dense.py, which checks every parameter and renders
+// `using Cfg = GemmDenseConfig<...>`. Design (docs/kernels.md has the long form):
+// - mma.sync m16n8k16 with f32 accumulators; A (activations) through ldmatrix from an XOR-swizzled tile;
+// - W pre-packed in fragment order (humming/core/packing.py): one 16-byte shared load per lane per
+//   16x64 block of 4-bit weights feeds eight MMAs; dequantisation in registers (humming/dequant);
+// - a STAGES-deep cp.async pipeline of (A, W, scales, zeros) tiles, weights with an L2 evict-first policy;
+// - Stream-K over (tile, k-step) iterations so that small M fills every SM (humming/scheduler);
+// - epilogue: channel scale, global scale, bias, f16/bf16 output; split tiles reduced deterministically.
+#pragma once
+#include <humming/arch/convert.cuh>
+#include <humming/arch/memory.cuh>
+#include <humming/arch/mma.cuh>
+#include <humming/arch/types.cuh>
+#include <humming/dequant/codes.cuh>
+#include <humming/dequant/scales.cuh>
+#include <humming/dequant/values.cuh>
+#include <humming/epilogue/store.cuh>
+#include <humming/mma/fragments.cuh>
+#include <humming/memory/stage.cuh>
+#include <humming/scheduler/stream_k.cuh>
+
+namespace humming {
+
+enum WeightKind : int { kWeightInt = 0, kWeightFloat = 1 };
+enum ZeroMode : int { kZeroConst = 0, kZeroGroup = 1 };
+enum ScaleMode : int { kScaleNone = 0, kScaleChannel = 1, kScaleGroup = 2 };
+
+template <class Act_,        // f16_t | bf16_t: activation and MMA operand type
+          class Out_,        // f16_t | bf16_t: output type
+          int WBITS_,        // bits per weight code, 1..8
+          int WKIND_,        // kWeightInt (unsigned code minus zero) | kWeightFloat (sign, E, M)
+          int WE_, int WM_,  // exponent and mantissa bits of float weights (0 for ints)
+          int WBIAS_,        // exponent bias of float weights (0 for ints)
+          int ZMODE_,        // kZeroConst: subtract ZCONST | kZeroGroup: zero points from the zero rows
+          int ZCONST_,       // the constant zero for kZeroConst (2^(b-1) for signed codes stored biased)
+          int ZGS_,          // k per zero-point row (0: one row for all of K)
+          int SMODE_,        // kScaleNone | kScaleChannel (f32 in the epilogue) | kScaleGroup
+          int SDT_,          // group scale storage: dequant::kScaleAct | kScaleUe8m0 | kScaleE4m3
+          int GS_,           // k per group scale row (group size)
+          int WARP_M_, int FRAG_M_,  // warps along M, m16 fragments per warp
+          int WARP_N_, int FRAG_N_,  // warps along N, n64 blocks per warp
+          int WARP_K_,               // warps splitting the k16 steps of a stage (reduced through smem)
+          int BK_,                   // k per pipeline stage
+          int STAGES_,               // pipeline depth
+          int GROUP_M_,              // m tiles that walk N together (L2 reuse at large M)
+          int MIN_BLOCKS_>           // CTAs per SM the register budget is made for
+struct GemmDenseConfig {
+  using Act = Act_;
+  using Out = Out_;
+  static constexpr int kWBits = WBITS_, kWKind = WKIND_, kWE = WE_, kWM = WM_, kWBias = WBIAS_;
+  static constexpr int kZMode = ZMODE_, kZConst = ZCONST_, kZGS = ZGS_;
+  static constexpr int kSMode = SMODE_, kSDT = SDT_, kGS = GS_;
+  static constexpr int kWarpM = WARP_M_, kFragM = FRAG_M_, kWarpN = WARP_N_, kFragN = FRAG_N_, kWarpK = WARP_K_;
+  static constexpr int kBK = BK_, kStages = STAGES_, kGroupM = GROUP_M_, kMinBlocks = MIN_BLOCKS_;
+  static constexpr int kWarps = kWarpM * kWarpN * kWarpK;
+  static constexpr int kThreads = 32 * kWarps;
+  static constexpr int kBM = kWarpM * kFragM * 16;
+  static constexpr int kBN = kWarpN * kFragN * 64;
+  static constexpr int kKSteps = kBK / 16;
+  static constexpr int kKStepsPerWarp = kKSteps / kWarpK;
+  static_assert(kKSteps % kWarpK == 0, "k16 steps of a stage must split evenly over WARP_K");
+  static_assert(kBK % 64 == 0, "BK must be a multiple of 64 (the A tile swizzle needs 8 chunks a row)");
+  static_assert(kSMode != kScaleGroup || (kGS % 16 == 0 && (kGS % kBK == 0 || kBK % kGS == 0)),
+                "group size must be a multiple of 16 and divide or be divided by BK");
+
+  using Stage = memory::StageLayout<kBM, kBN, kBK, kWBits, (kSMode == kScaleGroup ? (kGS >= kBK ? 1 : kBK / kGS) : 0),
+                                    dequant::ScaleBytes<kSDT>::value,
+                                    (kZMode == kZeroGroup ? (kZGS == 0 || kZGS >= kBK ? 1 : kBK / kZGS) : 0)>;
+  static constexpr int kRedBytes = kWarpK > 1 ? (kWarpK - 1) * kBM * kBN * 4 : 0;
+  static constexpr int kSmemBytes = kStages * Stage::kBytes + kRedBytes;
+};
+
+// Kernel arguments, in launch order (also the extern "C" signature the twin renders).
+struct GemmDenseArgs {
+  const void* a;          // [M, K] activations, row stride lda (elements)
+  const void* w;          // packed weights [K_pad/16][N_pad/64][128*WBITS bytes]
+  const void* scales;     // group scales [K_pad/GS][N_pad], 64-column permuted (or null)
+  const void* zeros;      // zero points [rows][N_pad] as activation values, permuted (or null)
+  const float* chscale;   // [N_pad] f32 channel scales (or null)
+  const float* gscale;    // [1] f32 global scale (or null)
+  const void* bias;       // [N] output-type bias (or null)
+  void* c;                // [M, N] output, row stride ldc
+  float* ws;              // Stream-K partial sums: [2 * ctas][BM * BN] f32
+  int* counters;          // [tiles] zero-initialised; each finished tile resets its own
+  int m, n, k, lda, ldc;  // sizes (k: logical K; k_pad below is the packed one)
+  int nb64, k_pad;        // packed N / 64, packed K
+  int m_tiles, n_tiles;   // tile grid
+};
+
+template <class Cfg>
+struct GemmDense {
+  using Act = typename Cfg::Act;
+  using Out = typename Cfg::Out;
+  using Stage = typename Cfg::Stage;
+  static constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, S = Cfg::kStages;
+  static constexpr int FM = Cfg::kFragM, FN = Cfg::kFragN;
+  using Acc = mma::Accumulators<FM, FN>;
+
+  // ---- loads -------------------------------------------------------------------------------------------
+  static constexpr int kZRowK = Cfg::kZGS;  // 0: one zero row for all of K
+  using WLoader = memory::WeightLoader<Cfg::kThreads, Stage>;
+  using ALoader = memory::ActivationLoader<Cfg::kThreads, Stage>;
+  using SLoader = memory::RowLoader<Cfg::kThreads, (Stage::kSRows > 0 ? Stage::kSRows : 1), BN * Stage::kSBytes, BK,
+                                    (Cfg::kSMode == kScaleGroup ? Cfg::kGS : 0)>;
+  using ZLoader = memory::RowLoader<Cfg::kThreads, (Stage::kZRows > 0 ? Stage::kZRows : 1), BN * 2, BK, kZRowK>;
+
+  struct Loaders {
+    WLoader w;
+    ALoader a;
+    SLoader s;
+    ZLoader z;
+
+    HM_DEVICE void set_tile(const GemmDenseArgs& p, int tile) {
+      int mt, nt;
+      scheduler::tile_coords(tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
+      w.set_tile(p.w, nt, p.nb64);
+      a.set_tile(p.a, mt * BM, p.m, p.k, p.lda);
+      const int row_bytes_s = p.nb64 * 64 * Stage::kSBytes;
+      if constexpr (Stage::kSRows > 0) s.set_tile(p.scales, row_bytes_s, nt * BN * Stage::kSBytes, row_bytes_s);
+      if constexpr (Stage::kZRows > 0) z.set_tile(p.zeros, p.nb64 * 64 * 2, nt * BN * 2, p.nb64 * 64 * 2);
+    }
+
+    HM_DEVICE void load(char* smem, int stage, int kt, u64 pol_w) const {
+      const u32 base = arch::smem_u32(smem + stage * Stage::kBytes);
+      w.load(base + Stage::kW, kt, pol_w);
+      a.load(base + Stage::kA, kt);
+      if constexpr (Stage::kSRows > 0) s.load(base + Stage::kS, kt, pol_w);
+      if constexpr (Stage::kZRows > 0) z.load(base + Stage::kZ, kt, pol_w);
+    }
+  };
+
+  // ---- one stage of MMAs for this warp ------------------------------------------------------------------
+  // Zero handling, prepared once per group: the pair to add after the magic-number read (see dequant/values).
+  struct Zero {
+    u32 lo[FN][8];   // -(magic + z) pairs
+    u32 hi[FN][8];   // -(64 + z) pairs (f16 4-bit odd pairs)
+    float f[FN][8];  // -(2^23 + z) (8-bit codes into bf16)
+  };
+
+  static HM_DEVICE constexpr bool is_f16() { return ActTraits<Act>::mantissa == 10; }
+
+  // Operand values of float weights carry 2^-(target bias - weight bias) unless fixed in the dequant:
+  // fixed for group scales and for bf16 (whose tiny operands would make f32 products subnormal),
+  // otherwise left to the f32 epilogue (channel scale or none, f16), which saves a multiply a pair.
+  static constexpr bool kE2m1Table = Cfg::kWKind == kWeightFloat && Cfg::kWBits == 4 && Cfg::kWE == 2 &&
+                                     Cfg::kWM == 1 && ActTraits<Act>::mantissa == 10;
+  static constexpr bool kFixInDequant =
+      Cfg::kWKind == kWeightFloat && !kE2m1Table && (Cfg::kSMode == kScaleGroup || !is_f16());
+
+  static HM_DEVICE float epilogue_fix() {
+    if constexpr (Cfg::kWKind == kWeightFloat && !kFixInDequant && !kE2m1Table)
+      return __uint_as_float(static_cast<u32>(127 + ActTraits<Act>::bias - Cfg::kWBias) << 23);
+    return 1.0f;
+  }
+
+  static HM_DEVICE void const_zero(Zero& z) {
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        z.lo[fn][j] = ((is_f16() ? 0xE400u : 0xC300u) + Cfg::kZConst) * 0x00010001u;
+        z.hi[fn][j] = (0xD400u + (Cfg::kZConst << 4)) * 0x00010001u;
+        z.f[fn][j] = -(8388608.0f + static_cast<float>(Cfg::kZConst));
+      }
+  }
+
+  static HM_DEVICE void compute_stage(const char* base, Acc& acc, Zero& zero, const dequant::Masks& masks, int wm,
+                                      int wn, int wk, int lane) {
+    constexpr int B = Cfg::kWBits;
+    const int g = lane >> 2;
+    const u32 sW = arch::smem_u32(base + Stage::kW);
+    const u32 sA = arch::smem_u32(base + Stage::kA);
+    u32 scale[FN][8];
+#pragma unroll
+    for (int i = 0; i < Cfg::kKStepsPerWarp; ++i) {
+      const int ks = wk * Cfg::kKStepsPerWarp + i;
+      if constexpr (Stage::kSRows > 0) {
+        if (i == 0 || (ks * 16) % Cfg::kGS == 0) {
+          const int row = Cfg::kGS >= BK ? 0 : (ks * 16) / Cfg::kGS;
+#pragma unroll
+          for (int fn = 0; fn < FN; ++fn)
+            dequant::load_scale_pairs<Cfg::kSDT>(
+                Act{}, arch::smem_u32(base + Stage::kS) + (row * BN + (wn * FN + fn) * 64) * Stage::kSBytes, g,
+                scale[fn]);
+        }
+      }
+      if constexpr (Stage::kZRows > 0) {
+        constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
+        if (i == 0 || (ks * 16) % zgs == 0) {
+          const int row = zgs >= BK ? 0 : (ks * 16) / zgs;
+#pragma unroll
+          for (int fn = 0; fn < FN; ++fn) {
+            u32 z[8];
+            dequant::load_zero_pairs(arch::smem_u32(base + Stage::kZ) + (row * BN + (wn * FN + fn) * 64) * 2, g, z);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+              const u32 minus_one = is_f16() ? 0xBC00BC00u : 0xBF80BF80u;
+              zero.lo[fn][j] = arch::fma2(Act{}, z[j], minus_one, is_f16() ? 0xE400E400u : 0xC300C300u);
+              if constexpr (is_f16()) zero.hi[fn][j] = arch::fma2(Act{}, z[j], minus_one, 0xD400D400u);
+              if constexpr (!is_f16() && B == 8) zero.f[fn][j] = -(8388608.0f + arch::to_f32(Act{}, z[j]));
+            }
+          }
+        }
+      }
+      u32 a[FM][4];
+#pragma unroll
+      for (int fm = 0; fm < FM; ++fm) mma::load_a<BK>(a[fm], sA, (wm * FM + fm) * 16, ks, lane);
+#pragma unroll
+      for (int fn = 0; fn < FN; ++fn) {
+        u32 w[B];
+        memory::load_block_words<B>(w, sW + (ks * (BN / 64) + wn * FN + fn) * Stage::kBlockBytes, lane);
+        u32 b[8][2];
+        dequant_pairs<0>(w, b, scale[fn], zero, masks, fn);
+#pragma unroll
+        for (int fm = 0; fm < FM; ++fm)
+#pragma unroll
+          for (int j = 0; j < 8; ++j) arch::mma_m16n8k16(Act{}, acc.c[fm][fn][j], a[fm], b[j]);
+      }
+    }
+  }
+
+  // Pair P of the sixteen operand pairs (eight B fragments) of one block, then the rest.
+  template <int P>
+  static HM_DEVICE void dequant_pairs(const u32 (&w)[Cfg::kWBits], u32 (&b)[8][2], const u32 (&scale)[8],
+                                      const Zero& z, const dequant::Masks& masks, int fn) {
+    if constexpr (P < 16) {
+      constexpr int B = Cfg::kWBits;
+      constexpr int j = P / 2;
+      const Act act{};
+      u32 v;
+      if constexpr (Cfg::kWKind == kWeightInt) {
+        if constexpr (B == 4 && is_f16()) {
+          v = dequant::int4_f16_pair<P>(w, masks, z.lo[fn][j], z.hi[fn][j]);
+        } else if constexpr (B == 4) {
+          v = dequant::int4_pair<P>(act, w, masks, z.lo[fn][j]);
+        } else if constexpr (B == 8 && is_f16()) {
+          v = dequant::int8_f16_pair<P>(w, masks, z.lo[fn][j]);
+        } else if constexpr (B == 8 && !is_f16()) {
+          v = dequant::int8_bf16_pair<P>(w, z.f[fn][j]);
+        } else {
+          v = dequant::int_pair<B, P>(act, w, z.lo[fn][j]);
+        }
+      } else if constexpr (kE2m1Table) {
+        v = dequant::e2m1_f16_pair<P>(w);
+      } else {
+        v = dequant::float_pair_unfixed<B, Cfg::kWE, Cfg::kWM, P>(act, w);
+        if constexpr (kFixInDequant && Cfg::kWBias != ActTraits<Act>::bias)
+          v = arch::mul2(act, v, dequant::float_fix(act, Cfg::kWBias));
+      }
+      if constexpr (Cfg::kSMode == kScaleGroup) v = arch::mul2(act, v, scale[j]);
+      b[j][P % 2] = v;
+      dequant_pairs<P + 1>(w, b, scale, z, masks, fn);
+    }
+  }
+
+  // ---- the kernel body ----------------------------------------------------------------------------------
+  static HM_DEVICE void run(const GemmDenseArgs& p) {
+    extern __shared__ __align__(128) char smem[];
+    const int tid = threadIdx.x;
+    const int lane = tid & 31;
+    const int warp = tid >> 5;
+    const int wn = warp % Cfg::kWarpN;
+    const int wm = (warp / Cfg::kWarpN) % Cfg::kWarpM;
+    const int wk = warp / (Cfg::kWarpN * Cfg::kWarpM);
+
+    const int k_iters = p.k_pad / BK;
+    const scheduler::StreamK sk{static_cast<long long>(p.m_tiles) * p.n_tiles * k_iters, static_cast<int>(gridDim.x),
+                                k_iters};
+    const long long begin = sk.begin(blockIdx.x);
+    const long long end = sk.end(blockIdx.x);
+    if (begin >= end) return;
+
+    const u64 pol_w = arch::policy_evict_first();
+
+    // Load cursor (runs STAGES-1 iterations ahead) and compute cursor, both as (tile, kt): no divisions inside.
+    int l_tile = static_cast<int>(begin / k_iters);
+    int l_kt = static_cast<int>(begin - static_cast<long long>(l_tile) * k_iters);
+    int c_tile = l_tile, c_kt = l_kt;
+    Loaders ld;
+    ld.set_tile(p, l_tile);
+    long long l_it = begin;
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) {
+      if (l_it < end) {
+        ld.load(smem, s, l_kt, pol_w);
+        ++l_it;
+        if (++l_kt == k_iters && l_it < end) {
+          l_kt = 0;
+          ld.set_tile(p, ++l_tile);
+        }
+      }
+      arch::cp_async_commit();
+    }
+
+    Acc acc;
+    acc.zero();
+    Zero zero;
+    const_zero(zero);
+    // p.k > 0, so this is zero; the compiler cannot know it and keeps the masks in registers.
+    const dequant::Masks masks = dequant::pinned_masks(Act{}, static_cast<u32>(p.k) >> 31);
+    long long seg_begin = begin;
+    int stage = 0;
+    int l_stage = S - 1;
+    for (long long it = begin; it < end; ++it) {
+      arch::cp_async_wait<S - 2>();
+      __syncthreads();
+      if (l_it < end) {
+        ld.load(smem, l_stage, l_kt, pol_w);
+        ++l_it;
+        if (++l_kt == k_iters && l_it < end) {
+          l_kt = 0;
+          ld.set_tile(p, ++l_tile);
+        }
+      }
+      arch::cp_async_commit();
+      if (++l_stage == S) l_stage = 0;
+
+      compute_stage(smem + stage * Stage::kBytes, acc, zero, masks, wm, wn, wk, lane);
+      if (++stage == S) stage = 0;
+
+      if (++c_kt == k_iters || it + 1 == end) {
+        int mt, nt;
+        scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
+        epilogue::finish_tile<Cfg>(p, sk, smem + Cfg::kStages * Stage::kBytes, acc, c_tile, mt, nt, seg_begin, it + 1,
+                                   begin, wm, wn, wk, lane, epilogue_fix());
+        acc.zero();
+        seg_begin = it + 1;
+        c_kt = 0;
+        ++c_tile;
+      }
+    }
+    arch::cp_async_wait<0>();
+  }
+};
+
+}  // namespace humming
+
+namespace humming {
+
+// The kernel the twin instantiates: template arguments in GemmDenseSpec's declaration order.
+template <class Act, class Out, int WBITS, int WKIND, int WE, int WM, int WBIAS, int ZMODE, int ZCONST, int ZGS,
+          int SMODE, int SDT, int GS, int WARP_M, int FRAG_M, int WARP_N, int FRAG_N, int WARP_K, int BK, int STAGES,
+          int GROUP_M, int MIN_BLOCKS>
+__global__ void __launch_bounds__(32 * WARP_M * WARP_N * WARP_K, MIN_BLOCKS)
+gemm_dense(const void* __restrict__ a, const void* __restrict__ w, const void* __restrict__ scales,
+           const void* __restrict__ zeros, const float* __restrict__ chscale, const float* __restrict__ gscale,
+           const void* __restrict__ bias, void* __restrict__ c, float* __restrict__ ws, int* __restrict__ counters,
+           int m, int n, int k, int lda, int ldc, int nb64, int k_pad, int m_tiles, int n_tiles) {
+  using Cfg = GemmDenseConfig<Act, Out, WBITS, WKIND, WE, WM, WBIAS, ZMODE, ZCONST, ZGS, SMODE, SDT, GS, WARP_M, FRAG_M,
+                              WARP_N, FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS>;
+  const GemmDenseArgs p{a, w, scales, zeros, chscale, gscale, bias, c, ws, counters, m, n, k, lda, ldc,
+                        nb64, k_pad, m_tiles, n_tiles};
+  GemmDense<Cfg>::run(p);
+}
+
+}  // namespace humming

@@ -1,0 +1,245 @@
+"""The dense WnA16 GEMM's twin: GemmDenseSpec declares gemm_dense.cuh's parameters, ranges and capabilities.
+
+A spec is the full compile-time description of one kernel: the weight decoding (bits, integer or float,
+zero points, scale placement), the activation and output dtypes, and the tile (warps along M/N/K, fragments
+per warp, the k-depth and count of pipeline stages). ``DecodeParams.of(format)`` derives the decoding part
+from a quantization format, so that a format is data and never a branch in the kernel's callers.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from humming.capabilities.model import DeviceCapabilities
+from humming.core import dtypes
+from humming.core.codegen import KernelSpec, Requirement, param
+from humming.core.dtypes import DType
+from humming.core.formats import Granularity, WeightFormat, ZeroPointSpec
+from humming.errors import InvalidInputError, UnsupportedError
+
+ACTIVATIONS = (dtypes.f16, dtypes.bf16)
+_ACT_TAG = {dtypes.f16: "humming::f16_t", dtypes.bf16: "humming::bf16_t"}
+
+
+class WeightKind(enum.IntEnum):
+    INT = 0  # unsigned code minus a zero point (signed codes are stored biased by 2^(b-1))
+    FLOAT = 1  # sign, exponent, mantissa (eXmY)
+
+
+class ZeroMode(enum.IntEnum):
+    CONST = 0  # subtract the constant zconst
+    ROWS = 1  # zero points from the packed zero rows (per group, or one row per channel)
+
+
+class ScaleMode(enum.IntEnum):
+    NONE = 0  # no per-element scale (a tensor/global scale goes to the epilogue)
+    CHANNEL = 1  # f32 per output column, in the epilogue
+    GROUP = 2  # per group of k, multiplied into the operands
+
+
+class ScaleStorage(enum.IntEnum):
+    ACT = 0  # 16-bit, in the activation dtype
+    UE8M0 = 1  # 8-bit power-of-two codes (MX)
+    E4M3 = 2  # 8-bit e4m3 / ue4m3 codes (NVFP4)
+
+
+_STORAGE = {dtypes.ue8m0: ScaleStorage.UE8M0, dtypes.e4m3: ScaleStorage.E4M3, dtypes.ue4m3: ScaleStorage.E4M3}
+
+
+@dataclass(frozen=True)
+class DecodeParams:
+    """How the kernel decodes one weight format (the format-dependent template arguments)."""
+
+    wbits: int
+    wkind: WeightKind
+    we: int
+    wm: int
+    wbias: int
+    zmode: ZeroMode
+    zconst: int
+    zgs: int
+    smode: ScaleMode
+    sdt: ScaleStorage
+    gs: int
+
+    @staticmethod
+    def of(fmt: WeightFormat) -> "DecodeParams":
+        """The decoding of ``fmt``; UnsupportedError for what the dense kernel cannot decode."""
+        elem, spec = fmt.dtype, fmt.scale
+        g = spec.granularity
+        if fmt.zero_point is ZeroPointSpec.FLOAT:
+            raise UnsupportedError(f"{fmt.describe()}: float zero points are not supported by the dense kernel yet",
+                                   missing=["float zero points"], alternatives=["integer zero points"])
+        if elem.is_float:
+            if elem.exponent_bits == 0:
+                raise UnsupportedError(f"{elem} weights are not supported by the dense kernel",
+                                       missing=[f"{elem} decoding"])
+            kind, we, wm, wbias, zconst = WeightKind.FLOAT, elem.exponent_bits, elem.mantissa_bits, elem.bias, 0
+        else:
+            kind, we, wm, wbias = WeightKind.INT, 0, 0, 0
+            zconst = (1 << (elem.bits - 1)) if elem.signed else 0
+        zmode = ZeroMode.ROWS if fmt.zero_point is ZeroPointSpec.INT else ZeroMode.CONST
+        if g in (Granularity.GROUP, Granularity.BLOCK):
+            smode = ScaleMode.GROUP
+            gs = spec.group if g is Granularity.GROUP else spec.block[1]
+        elif g is Granularity.CHANNEL:
+            smode, gs = ScaleMode.CHANNEL, 0
+        else:
+            smode, gs = ScaleMode.NONE, 0
+        zgs = gs if (zmode is ZeroMode.ROWS and smode is ScaleMode.GROUP) else 0
+        sdt = _STORAGE.get(spec.dtype, ScaleStorage.ACT) if smode is ScaleMode.GROUP else ScaleStorage.ACT
+        return DecodeParams(elem.bits, kind, we, wm, wbias, zmode, zconst, zgs, smode, sdt, gs)
+
+
+@dataclass(frozen=True)
+class Tile:
+    """The tile part of a spec: warps along M, N, K; fragments per warp; stage depth and count."""
+
+    warp_m: int
+    frag_m: int
+    warp_n: int
+    frag_n: int
+    warp_k: int
+    bk: int
+    stages: int
+    group_m: int = 8
+    min_blocks: int = 1
+
+    @property
+    def block_m(self) -> int:
+        return 16 * self.warp_m * self.frag_m
+
+    @property
+    def block_n(self) -> int:
+        return 64 * self.warp_n * self.frag_n
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warp_m * self.warp_n * self.warp_k
+
+    def describe(self) -> str:
+        return (f"{self.block_m}x{self.block_n}x{self.bk} tile, {self.threads // 32} warps "
+                f"({self.warp_m}x{self.warp_n}x{self.warp_k} along M/N/K), {self.stages} stages")
+
+
+def _act_cpp(d: DType) -> str:
+    return _ACT_TAG[d]
+
+
+def _mma_requirement(act: DType) -> Requirement:
+    def check(caps: DeviceCapabilities) -> bool | None:
+        return any(i.family.name == "mma.sync" and i.a is act and i.acc is dtypes.f32 and i.k in (8, 16)
+                   and i.m == 16 for i in caps.mma)
+
+    alternatives = ("f16 activations",) if act is dtypes.bf16 else ()
+    return Requirement(f"mma.sync m16n8k16 (or m16n8k8) {act} x {act} -> f32", check, alternatives)
+
+
+@dataclass(frozen=True)
+class GemmDenseSpec(KernelSpec):
+    """One instantiation of ``humming::gemm_dense`` (gemm_dense.cuh): template arguments in this order."""
+
+    header = "gemm_dense.cuh"
+    kernel = "humming::gemm_dense"
+    # a, w, scales, zeros, chscale, gscale, bias, c, ws, counters; m, n, k, lda, ldc, nb64, k_pad, m_tiles, n_tiles
+    signature = ("ptr",) * 10 + ("s32",) * 9
+
+    act: DType = param(allowed=ACTIVATIONS, cpp=_act_cpp, doc="activation and MMA operand dtype")
+    out: DType = param(allowed=ACTIVATIONS, cpp=_act_cpp, doc="output dtype")
+    wbits: int = param(bounds=(1, 8), doc="bits per weight code")
+    wkind: WeightKind = param(doc="integer codes or eXmY floats")
+    we: int = param(bounds=(0, 5), doc="exponent bits of float weights (0 for ints)")
+    wm: int = param(bounds=(0, 7), doc="mantissa bits of float weights (0 for ints)")
+    wbias: int = param(bounds=(0, 31), doc="exponent bias of float weights (0 for ints)")
+    zmode: ZeroMode = param(doc="constant zero or zero-point rows")
+    zconst: int = param(bounds=(0, 128), doc="the constant zero (2^(b-1) for signed codes)")
+    zgs: int = param(bounds=(0, 1 << 20), multiple_of=16, doc="k per zero-point row (0: one row)")
+    smode: ScaleMode = param(doc="no scale, channel scales in the epilogue, or group scales")
+    sdt: ScaleStorage = param(doc="group scale storage")
+    gs: int = param(bounds=(0, 1 << 20), multiple_of=16, doc="k per group-scale row")
+    warp_m: int = param(allowed=(1, 2, 4), doc="warps along M")
+    frag_m: int = param(allowed=(1, 2, 3, 4), doc="m16 fragments per warp")
+    warp_n: int = param(allowed=(1, 2, 4, 8), doc="warps along N")
+    frag_n: int = param(allowed=(1, 2), doc="n64 blocks per warp")
+    warp_k: int = param(allowed=(1, 2, 4), doc="warps splitting a stage's k16 steps")
+    bk: int = param(allowed=(64, 128, 256), doc="k per pipeline stage")
+    stages: int = param(bounds=(2, 8), doc="cp.async pipeline depth")
+    group_m: int = param(bounds=(1, 64), doc="m tiles that walk N together (L2 reuse)")
+    min_blocks: int = param(bounds=(1, 4), doc="CTAs per SM the register budget is made for")
+
+    @staticmethod
+    def build(target: object, act: DType, out: DType, decode: DecodeParams, tile: Tile) -> "GemmDenseSpec":
+        return GemmDenseSpec(target=target, act=act, out=out, wbits=decode.wbits, wkind=decode.wkind, we=decode.we,
+                             wm=decode.wm, wbias=decode.wbias, zmode=decode.zmode, zconst=decode.zconst,
+                             zgs=decode.zgs, smode=decode.smode, sdt=decode.sdt, gs=decode.gs,
+                             warp_m=tile.warp_m, frag_m=tile.frag_m, warp_n=tile.warp_n, frag_n=tile.frag_n,
+                             warp_k=tile.warp_k, bk=tile.bk, stages=tile.stages, group_m=tile.group_m,
+                             min_blocks=tile.min_blocks)
+
+    @property
+    def tile(self) -> Tile:
+        return Tile(self.warp_m, self.frag_m, self.warp_n, self.frag_n, self.warp_k, self.bk, self.stages,
+                    self.group_m, self.min_blocks)
+
+    @property
+    def decode(self) -> DecodeParams:
+        return DecodeParams(self.wbits, self.wkind, self.we, self.wm, self.wbias, self.zmode, self.zconst, self.zgs,
+                            self.smode, self.sdt, self.gs)
+
+    def check(self) -> None:
+        steps = self.bk // 16
+        if steps % self.warp_k:
+            raise InvalidInputError(f"GemmDenseSpec: bk={self.bk} has {steps} k16 steps, which warp_k={self.warp_k} "
+                                    "does not divide; allowed: warp_k dividing bk/16")
+        if self.tile.threads > 1024:
+            raise InvalidInputError(f"GemmDenseSpec: {self.tile.threads} threads per CTA; allowed: at most 1024")
+        if self.smode is ScaleMode.GROUP and (self.gs == 0 or (self.gs % self.bk and self.bk % self.gs)):
+            raise InvalidInputError(f"GemmDenseSpec: group size gs={self.gs} and bk={self.bk}: one must divide the other")
+        if self.smode is not ScaleMode.GROUP and self.gs:
+            raise InvalidInputError(f"GemmDenseSpec: gs={self.gs} without group scales; allowed: gs=0")
+        if self.zgs and (self.zgs % self.bk and self.bk % self.zgs):
+            raise InvalidInputError(f"GemmDenseSpec: zero-point group zgs={self.zgs} and bk={self.bk} must divide")
+        if self.wkind is WeightKind.FLOAT:
+            if self.we < 1 or 1 + self.we + self.wm != self.wbits:
+                raise InvalidInputError(f"GemmDenseSpec: float weights e{self.we}m{self.wm} are not {self.wbits} bits "
+                                        "with a sign and at least one exponent bit")
+            target_m = 10 if self.act is dtypes.f16 else 7
+            if self.wm > target_m or (self.act is dtypes.f16 and self.we > 5):
+                raise InvalidInputError(f"GemmDenseSpec: e{self.we}m{self.wm} weights do not fit {self.act} operands")
+            if self.zmode is not ZeroMode.CONST or self.zconst:
+                raise InvalidInputError("GemmDenseSpec: float weights take no zero point")
+        elif self.we or self.wm or self.wbias:
+            raise InvalidInputError("GemmDenseSpec: integer weights take we = wm = wbias = 0")
+
+    def requirements(self) -> tuple[Requirement, ...]:
+        smem = self.smem_bytes()
+
+        def fits(caps: DeviceCapabilities) -> bool | None:
+            limit = caps.limits.shared_memory_per_block_optin
+            return None if limit is None else smem <= limit
+
+        reqs = [_mma_requirement(self.act)]
+        if self.out is dtypes.bf16 and self.act is not dtypes.bf16:
+            reqs.append(_mma_requirement(dtypes.bf16))  # bf16 conversions come with bf16 MMA (sm_80)
+        return (*reqs,
+                Requirement(f"{smem} bytes of shared memory per block ({self.tile.describe()})", fits,
+                            ("a tile with fewer stages or a smaller block",)))
+
+    # ---- sizes (the cubin exports the authoritative values; these mirror them for planning before a compile) --
+    def smem_bytes(self) -> int:
+        t = self.tile
+        r = lambda x: (x + 127) // 128 * 128  # noqa: E731
+        w = (t.bk // 16) * (t.block_n // 64) * 128 * self.wbits
+        a = t.block_m * t.bk * 2
+        srows = (1 if self.gs >= t.bk else t.bk // self.gs) if self.smode is ScaleMode.GROUP else 0
+        sbytes = 2 if self.sdt is ScaleStorage.ACT else 1
+        zrows = (1 if self.zgs == 0 or self.zgs >= t.bk else t.bk // self.zgs) if self.zmode is ZeroMode.ROWS else 0
+        stage = r(r(r(r(w) + a) + srows * t.block_n * sbytes) + zrows * t.block_n * 2)
+        red = (t.warp_k - 1) * t.block_m * t.block_n * 4 if t.warp_k > 1 else 0
+        return t.stages * stage + red
+
+    def exports(self) -> dict[str, str]:
+        cfg = (f"humming::GemmDenseConfig<{self.cpp_args()}>")
+        return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kThreads", "block_m": f"{cfg}::kBM",
+                "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK"}

@@ -1,0 +1,64 @@
+// humming/dequant/scales.cuh -- per-group scales and zero points from shared memory to operand pairs.
+//
+// A scale row holds, for each 64-column block, 64 entries permuted to [g][j] (column g + 8j at g*8 + j) so
+// that a lane (groupID g) finds the eight scales of its eight n8 fragments side by side: one 16-byte read for
+// 16-bit scales (four lanes of a group read the same address: a broadcast), 8 bytes for 8-bit codes.
+// Both halves of each returned pair hold the same value: the two elements of a B register share a column.
+#pragma once
+#include <humming/arch/convert.cuh>
+#include <humming/arch/memory.cuh>
+
+namespace humming {
+namespace dequant {
+
+enum ScaleDtype : int { kScaleAct = 0, kScaleUe8m0 = 1, kScaleE4m3 = 2 };
+
+template <int SDT>
+struct ScaleBytes {
+  static constexpr int value = SDT == kScaleAct ? 2 : 1;
+};
+
+HM_DEVICE u32 splat_lo(u32 x) { return arch::prmt(x, x, 0x1010u); }
+HM_DEVICE u32 splat_hi(u32 x) { return arch::prmt(x, x, 0x3232u); }
+
+// Eight scale pairs for the lane's n8 fragments, from the scale row at shared address `row` (this n64 block).
+template <int SDT, class Act>
+HM_DEVICE void load_scale_pairs(Act act, u32 row, int g, u32 (&s)[8]) {
+  if constexpr (SDT == kScaleAct) {
+    const uint4 v = arch::lds128(row + g * 16);
+    s[0] = splat_lo(v.x); s[1] = splat_hi(v.x);
+    s[2] = splat_lo(v.y); s[3] = splat_hi(v.y);
+    s[4] = splat_lo(v.z); s[5] = splat_hi(v.z);
+    s[6] = splat_lo(v.w); s[7] = splat_hi(v.w);
+  } else {
+    const uint2 v = arch::lds64(row + g * 8);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const u32 b = ((j < 4 ? v.x : v.y) >> (8 * (j % 4))) & 0xFFu;
+      if constexpr (SDT == kScaleUe8m0) {
+        if constexpr (ActTraits<Act>::mantissa == 7) {
+          s[j] = b * 0x00800080u;  // 2^(b-127) is exactly the bf16 with exponent field b
+        } else {
+          const float f = __uint_as_float(b << 23);
+          s[j] = arch::pack2(act, f, f);
+        }
+      } else {  // e4m3: place the fields into f16, fix the bias in f32, round once into the activation type
+        const u32 h = ((b & 0x80u) << 8) | ((b & 0x7Fu) << 7);
+        const float f = arch::to_f32(f16_t{}, h) * 256.0f;
+        s[j] = arch::pack2(act, f, f);
+      }
+    }
+  }
+}
+
+// The lane's eight zero points (stored as activation-type values), each splat to a pair.
+HM_DEVICE void load_zero_pairs(u32 row, int g, u32 (&z)[8]) {
+  const uint4 v = arch::lds128(row + g * 16);
+  z[0] = splat_lo(v.x); z[1] = splat_hi(v.x);
+  z[2] = splat_lo(v.y); z[3] = splat_hi(v.y);
+  z[4] = splat_lo(v.z); z[5] = splat_hi(v.z);
+  z[6] = splat_lo(v.w); z[7] = splat_hi(v.w);
+}
+
+}  // namespace dequant
+}  // namespace humming

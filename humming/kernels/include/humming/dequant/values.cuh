@@ -1,0 +1,129 @@
+// humming/dequant/values.cuh -- codes -> MMA operand pairs: integers by magic-number floats, small floats by
+// moving their bit fields, all in registers.
+//
+// Integers: a code c (0 <= c < 2^b) ORed into the mantissa of 1024.0 (f16 0x6400) reads as 1024 + c, exact
+// for c < 1024; one paired fma then subtracts 1024 + z (the zero point, or 2^(b-1) for signed codes stored
+// with that bias). bf16 has 8 significant bits, so 128.0 (0x4300) works for b <= 7; 8-bit codes go through
+// f32 (8388608.0 = 2^23, 0x4B000000) and one paired convert.
+// Floats eXmY: sign to bit 15, exponent and mantissa just under it so that the mantissa lines up with the
+// target's; the value is then the code's times 2^(bias - target bias), fixed by one exact multiply.
+// Zero points and scales come in as pairs already (both halves of a register share a column).
+#pragma once
+#include <humming/arch/convert.cuh>
+#include <humming/dequant/codes.cuh>
+
+namespace humming {
+namespace dequant {
+
+HM_DEVICE constexpr u32 magic_int(f16_t) { return 0x64006400u; }  // 1024.0, 1024.0
+HM_DEVICE constexpr u32 magic_int(bf16_t) { return 0x43004300u; }  // 128.0, 128.0
+HM_DEVICE constexpr float magic_int_value(f16_t) { return 1024.0f; }
+HM_DEVICE constexpr float magic_int_value(bf16_t) { return 128.0f; }
+
+// Integer codes with an additive offset per pair: returns (c - z) as act pairs, exact.
+// `negz` is the pair -(magic + z), prepared once per group (see offset_pair).
+template <int B, int P, class Act>
+HM_DEVICE u32 int_pair(Act act, const u32 (&w)[B], u32 negz) {
+  return arch::fma2(act, code_pair<B, P>(w) | magic_int(act), arch::one2(act), negz);
+}
+
+// Bit masks held in registers. LOP3 takes one immediate, so (word & mask) | magic needs the mask in a
+// register; left to itself ptxas rematerialises it with an IMAD.MOV before every use (one wasted issue
+// slot per pair: 28 of ~137 instructions per k16 step of the decode kernel, seen in its SASS). Built once
+// from a value the compiler cannot see through (pinned_masks), they stay in registers.
+struct Masks {
+  u32 nib_lo;  // 0x000F000F
+  u32 nib_hi;  // 0x00F000F0
+  u32 byte;    // 0x00FF00FF
+  u32 magic;   // the activation type's integer magic pair
+};
+
+template <class Act>
+HM_DEVICE Masks pinned_masks(Act act, u32 zero) {
+  return Masks{0x000F000Fu | zero, 0x00F000F0u | zero, 0x00FF00FFu | zero, magic_int(act) | zero};
+}
+
+// 4-bit codes, any activation type: pair P of the single plane, (c - z) exact.
+template <int P, class Act>
+HM_DEVICE u32 int4_pair(Act act, const u32 (&w)[4], const Masks& m, u32 negz) {
+  const u32 x = ((w[P / 4] >> (4 * (P % 4))) & m.nib_lo) | m.magic;
+  return arch::fma2(act, x, arch::one2(act), negz);
+}
+
+// 8-bit codes into f16: pair P, (c - z) exact.
+template <int P>
+HM_DEVICE u32 int8_f16_pair(const u32 (&w)[8], const Masks& m, u32 negz) {
+  const u32 x = ((w[P / 2] >> (8 * (P % 2))) & m.byte) | m.magic;
+  return arch::fma2(f16_t{}, x, arch::one2(f16_t{}), negz);
+}
+
+// 4-bit f16 special case for odd pairs of the single plane: bits 4..7 of each half are read in place as
+// 1024 + 16c, then scaled by 1/16 while 64 + z is subtracted -- one shift saved per two pairs.
+template <int P>
+HM_DEVICE u32 int4_f16_pair(const u32 (&w)[4], const Masks& m, u32 negz_lo, u32 negz_hi) {
+  const u32 word = w[P / 4];
+  constexpr int i = P % 4;
+  if constexpr ((i & 1) != 0) {
+    const u32 x = ((word >> (4 * (i - 1))) & m.nib_hi) | m.magic;
+    return arch::fma2(f16_t{}, x, 0x2C002C00u /* 1/16 */, negz_hi);
+  } else {
+    const u32 x = ((word >> (4 * i)) & m.nib_lo) | m.magic;
+    return arch::fma2(f16_t{}, x, arch::one2(f16_t{}), negz_lo);
+  }
+}
+
+// 8-bit codes to bf16 pairs via f32. `negz_f` is -(2^23 + z) for the two columns' zero (one column here).
+template <int P>
+HM_DEVICE u32 int8_bf16_pair(const u32 (&w)[8], float negz_f) {
+  const u32 word = w[P / 2];
+  const int i = P % 2;
+  // bytes i (low half) and 2 + i (high half) under the exponent byte 0x4B of 2^23.
+  const float lo = __uint_as_float(arch::prmt(word, 0x4B000000u, 0x7650u + i));
+  const float hi = __uint_as_float(arch::prmt(word, 0x4B000000u, 0x7652u + i));
+  return arch::pack2(bf16_t{}, lo + negz_f, hi + negz_f);
+}
+
+// Float codes eXmY (B = 1 + E + M bits): the pair in the target format times 2^-(fix), see float_fix().
+template <int B, int E, int M, int P, class Act>
+HM_DEVICE u32 float_pair_unfixed(Act, const u32 (&w)[B]) {
+  constexpr int tm = ActTraits<Act>::mantissa;
+  static_assert(M <= tm, "a weight float with more mantissa bits than the activation type");
+  static_assert(E >= 1, "e0mY weights are not supported");
+  constexpr u32 em_mask = ((1u << (B - 1)) - 1u) * 0x00010001u << (tm - M);
+  if constexpr (16 - B == tm - M) {
+    return code_pair<B, P, tm - M>(w);  // the sign lands on bit 15 with the same shift (e5m2 -> f16)
+  } else {
+    const u32 em = code_pair<B, P, tm - M>(w) & em_mask;
+    const u32 sign = code_pair<B, P, 16 - B>(w) & 0x80008000u;
+    return em | sign;
+  }
+}
+
+// e2m1 into f16 by table: the eight magnitudes' f16 high bytes (their low bytes are all zero) sit in two
+// registers that prmt indexes with the 3-bit em field of four codes at once; two more prmts spread each pair
+// of bytes into an f16x2 (selector nibble 8: the sign-replicated byte 0, i.e. a zero), and the sign bits are
+// moved in with one shift for both halves (pair i of a word is nibbles i and i + 4: 16 bits apart). Exact
+// values: no exponent fix. PTX ISA, prmt.b32 (default mode).
+template <int P>
+HM_DEVICE u32 e2m1_f16_pair(const u32 (&w)[4]) {
+  constexpr u32 kLut0 = 0x3E3C3800u;  // |v| = 0, 0.5, 1, 1.5
+  constexpr u32 kLut1 = 0x46444240u;  // |v| = 2, 3, 4, 6
+  const u32 word = w[P / 4];
+  constexpr int i = P % 4;
+  const u32 em = word & 0x77777777u;
+  const u32 lo = arch::prmt(kLut0, kLut1, em);        // nibbles 0..3
+  const u32 hi = arch::prmt(kLut0, kLut1, em >> 16);  // nibbles 4..7
+  constexpr u32 sel = 0x8u | (i << 4) | (0x8u << 8) | ((4u + i) << 12);
+  const u32 mag = arch::prmt(lo, hi, sel);
+  return mag | ((word << (12 - 4 * i)) & 0x80008000u);
+}
+
+// 2^(target bias - source bias) as a pair: the exact factor float_pair_unfixed leaves out.
+template <class Act>
+HM_DEVICE constexpr u32 float_fix(Act, int src_bias) {
+  return ActTraits<Act>::mantissa == 10 ? ((30u - src_bias) << 10) * 0x00010001u
+                                        : ((254u - src_bias) << 7) * 0x00010001u;
+}
+
+}  // namespace dequant
+}  // namespace humming

@@ -1,0 +1,149 @@
+// humming/epilogue/store.cuh -- finishing a tile: k-warp reduction, split-tile fixup, scales, bias, store.
+//
+// Each output element goes through out = acc * chscale[n] * gscale * FIX + bias[n] in f32, then one rounding
+// to the output type. FIX is the exponent-bias factor of float weights when it was left out of the operands.
+// A tile covered by several CTAs (Stream-K) is reduced without any CTA waiting on another: each writes its
+// f32 partial to its own workspace slot, fences, and adds its k-step count to the tile's counter; the CTA
+// that completes the count adds all slots in CTA order, stores the tile and resets the counter to zero.
+#pragma once
+#include <humming/arch/convert.cuh>
+#include <humming/arch/memory.cuh>
+#include <humming/arch/types.cuh>
+#include <humming/scheduler/stream_k.cuh>
+
+namespace humming {
+namespace epilogue {
+
+template <class Cfg, class Acc, class Args>
+HM_DEVICE void store_tile(const Args& p, const Acc& acc, int mt, int nt, int wm, int wn, int lane, float fix) {
+  using Out = typename Cfg::Out;
+  const int g = lane >> 2, t = lane & 3;
+  const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
+  const bool pairs = ((p.ldc | p.n) & 1) == 0;
+  const unsigned short* bias = static_cast<const unsigned short*>(p.bias);
+  unsigned short* c = static_cast<unsigned short*>(p.c);
+#pragma unroll
+  for (int fn = 0; fn < Cfg::kFragN; ++fn) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const int col = nt * Cfg::kBN + (wn * Cfg::kFragN + fn) * 64 + 8 * j + 2 * t;
+      if (col >= p.n) continue;
+      const bool has1 = col + 1 < p.n;
+      float s0 = gs, s1 = gs;
+      if (p.chscale != nullptr) {
+        s0 *= __ldg(p.chscale + col);
+        s1 *= __ldg(p.chscale + col + 1);  // chscale is padded to N_pad (even): col + 1 is in bounds
+      }
+      float b0 = 0.0f, b1 = 0.0f;
+      if (bias != nullptr) {
+        b0 = arch::to_f32(Out{}, bias[col]);
+        if (has1) b1 = arch::to_f32(Out{}, bias[col + 1]);
+      }
+#pragma unroll
+      for (int fm = 0; fm < Cfg::kFragM; ++fm) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = mt * Cfg::kBM + (wm * Cfg::kFragM + fm) * 16 + g + 8 * h;
+          if (row >= p.m) continue;
+          const float v0 = acc.c[fm][fn][j][2 * h] * s0 + b0;
+          const float v1 = acc.c[fm][fn][j][2 * h + 1] * s1 + b1;
+          const long long off = static_cast<long long>(row) * p.ldc + col;
+          if (pairs) {
+            *reinterpret_cast<u32*>(c + off) = arch::pack2(Out{}, v0, v1);
+          } else {
+            c[off] = arch::pack1(Out{}, v0);
+            if (has1) c[off + 1] = arch::pack1(Out{}, v1);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Add the other k-warps' accumulators into warp-k 0's (through `red`, (WARP_K-1) * BM * BN floats).
+// Visit every accumulator quad (one n8 tile of one m16 fragment) with its index r, in a fixed order.
+template <class Acc, class F>
+HM_DEVICE void for_each_quad(Acc& acc, F&& f) {
+  constexpr int FM = sizeof(acc.c) / sizeof(acc.c[0]);
+  constexpr int FN = sizeof(acc.c[0]) / sizeof(acc.c[0][0]);
+#pragma unroll
+  for (int fm = 0; fm < FM; ++fm)
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) f(acc.c[fm][fn][j], (fm * FN + fn) * 8 + j);
+}
+
+HM_DEVICE void add4(float (&c)[4], const float4& o) {
+  c[0] += o.x;
+  c[1] += o.y;
+  c[2] += o.z;
+  c[3] += o.w;
+}
+
+// Add the other k-warps' accumulators into warp-k 0's (through `red`, (WARP_K-1) * BM * BN floats).
+template <class Cfg, class Acc>
+HM_DEVICE void reduce_k_warps(char* red_smem, Acc& acc, int wmn, int wk, int lane) {
+  constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;  // float4s per lane
+  constexpr int WMN = Cfg::kWarpM * Cfg::kWarpN;
+  float4* red = reinterpret_cast<float4*>(red_smem);
+  if (wk > 0) {
+    for_each_quad(acc, [&](float (&c)[4], int r) {
+      red[(((wk - 1) * WMN + wmn) * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
+    });
+  }
+  __syncthreads();
+  if (wk == 0) {
+    for (int kk = 1; kk < Cfg::kWarpK; ++kk)
+      for_each_quad(acc, [&](float (&c)[4], int r) { add4(c, red[(((kk - 1) * WMN + wmn) * R + r) * 32 + lane]); });
+  }
+}
+
+template <class Cfg, class Args, class Acc>
+HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* red_smem, Acc& acc, int tile, int mt,
+                           int nt, long long seg_begin, long long seg_end, long long cta_begin, int wm, int wn, int wk,
+                           int lane, float fix) {
+  constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
+  const int wmn = wm * Cfg::kWarpN + wn;
+  if constexpr (Cfg::kWarpK > 1) reduce_k_warps<Cfg>(red_smem, acc, wmn, wk, lane);
+
+  const long long t0 = static_cast<long long>(tile) * sk.k_iters;
+  if (seg_begin == t0 && seg_end == t0 + sk.k_iters) {  // this CTA ran the whole tile
+    if (wk == 0) store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
+    return;
+  }
+
+  __shared__ int s_last;
+  const int g = blockIdx.x;
+  const int slot = seg_begin == cta_begin ? 2 * g : 2 * g + 1;
+  if (wk == 0) {
+    float4* ws = reinterpret_cast<float4*>(p.ws) + static_cast<long long>(slot) * (Cfg::kBM * Cfg::kBN / 4);
+    for_each_quad(acc, [&](float (&c)[4], int r) {
+      ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
+    });
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const int add = static_cast<int>(seg_end - seg_begin);
+    const int before = atomicAdd(p.counters + tile, add);
+    s_last = before + add == sk.k_iters;
+  }
+  __syncthreads();
+  if (!s_last) return;
+  __threadfence();
+  if (wk == 0) {
+    acc.zero();
+    const int g_lo = sk.owner(t0), g_hi = sk.owner(t0 + sk.k_iters - 1);
+    for (int gg = g_lo; gg <= g_hi; ++gg) {
+      const float4* ws =
+          reinterpret_cast<const float4*>(p.ws) + static_cast<long long>(sk.slot(gg, tile)) * (Cfg::kBM * Cfg::kBN / 4);
+      for_each_quad(acc, [&](float (&c)[4], int r) { add4(c, arch::ldcg_f4(ws + (wmn * R + r) * 32 + lane)); });
+    }
+    store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
+  }
+  if (threadIdx.x == 0) p.counters[tile] = 0;
+}
+
+}  // namespace epilogue
+}  // namespace humming

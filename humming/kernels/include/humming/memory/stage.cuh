@@ -1,0 +1,166 @@
+// humming/memory/stage.cuh -- one pipeline stage in shared memory, and the cp.async loads that fill it.
+//
+// A stage holds, for k in [kt*BK, (kt+1)*BK) of one (m, n) tile: the packed weight blocks (as laid out in
+// global memory: BK/16 rows of BN/64 blocks of 128*WBITS bytes, each row one contiguous global run), the
+// activation tile (swizzled, see mma/fragments.cuh), and the group-scale and zero-point rows it needs.
+// Every copy is 16 bytes. Rows past M are not loaded (their results are never stored); activation chunks
+// past K are stored as zeros (the packed K is padded with zero weights, and 0 * garbage could be NaN).
+#pragma once
+#include <humming/arch/memory.cuh>
+#include <humming/arch/types.cuh>
+#include <humming/mma/fragments.cuh>
+
+namespace humming {
+namespace memory {
+
+HM_DEVICE constexpr int round_up(int x, int m) { return (x + m - 1) / m * m; }
+
+template <int BM_, int BN_, int BK_, int WBITS_, int SROWS_, int SBYTES_, int ZROWS_>
+struct StageLayout {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, kWBits = WBITS_;
+  static constexpr int kBlockBytes = 128 * WBITS_;  // one 16 x 64 packed block: 32 lanes x 4*WBITS bytes
+  static constexpr int kRowChunks = (BN_ / 64) * kBlockBytes / 16;  // 16-byte chunks per k16 row of the tile
+  static constexpr int kWBytes = (BK_ / 16) * (BN_ / 64) * kBlockBytes;
+  static constexpr int kABytes = BM_ * BK_ * 2;
+  static constexpr int kSRows = SROWS_, kSBytes = SBYTES_, kZRows = ZROWS_;
+  static constexpr int kW = 0;
+  static constexpr int kA = round_up(kW + kWBytes, 128);
+  static constexpr int kS = round_up(kA + kABytes, 128);
+  static constexpr int kZ = round_up(kS + SROWS_ * BN_ * SBYTES_, 128);
+  static constexpr int kBytes = round_up(kZ + ZROWS_ * BN_ * 2, 128);
+};
+
+// The weight copies of one thread for every stage of one n tile: offsets fixed at the tile's start, so that
+// a stage costs one add and one cp.async per chunk (no divisions in the main loop).
+template <int THREADS, class Stage>
+struct WeightLoader {
+  static constexpr int RC = Stage::kRowChunks;
+  static constexpr int TOTAL = (Stage::BK / 16) * RC;
+  static constexpr int PER = (TOTAL + THREADS - 1) / THREADS;
+  static constexpr int NB = Stage::BN / 64;
+  const char* base;     // this thread's chunks of the tile at kt = 0 are at base + off[i]
+  long long stage_bytes;  // global bytes between consecutive k stages
+  int off[PER];
+  bool ok[PER];
+
+  HM_DEVICE void set_tile(const void* w, int nt, int nb64) {
+    base = static_cast<const char*>(w) + static_cast<long long>(nt) * NB * Stage::kBlockBytes;
+    stage_bytes = static_cast<long long>(Stage::BK / 16) * nb64 * Stage::kBlockBytes;
+    const int valid = min(NB, nb64 - nt * NB) * (Stage::kBlockBytes / 16);  // chunks of a row inside N
+#pragma unroll
+    for (int i = 0; i < PER; ++i) {
+      const int c = threadIdx.x + i * THREADS;
+      const int row = c / RC;
+      const int col = c - row * RC;
+      ok[i] = (TOTAL % THREADS == 0 || c < TOTAL) && col < valid;
+      off[i] = row * nb64 * Stage::kBlockBytes + col * 16;
+    }
+  }
+
+  HM_DEVICE void load(u32 dst, int kt, u64 pol) const {
+    const char* src = base + kt * stage_bytes;
+#pragma unroll
+    for (int i = 0; i < PER; ++i)
+      if (ok[i]) arch::cp_async16(dst + (threadIdx.x + i * THREADS) * 16, src + off[i], pol);
+  }
+};
+
+// The activation copies of one thread: BM rows x BK/8 chunks, swizzled; rows past M skipped, K tail zeroed.
+template <int THREADS, class Stage>
+struct ActivationLoader {
+  static constexpr int CPR = Stage::BK / 8;
+  static constexpr int TOTAL = Stage::BM * CPR;
+  static constexpr int PER = (TOTAL + THREADS - 1) / THREADS;
+  const char* src[PER];  // row start + chunk column at kt = 0
+  int kk[PER];           // k of the chunk at kt = 0
+  bool ok[PER];
+  int k;
+
+  HM_DEVICE void set_tile(const void* a, int m0, int m, int k_, int lda) {
+    k = k_;
+#pragma unroll
+    for (int i = 0; i < PER; ++i) {
+      const int c = threadIdx.x + i * THREADS;
+      const int r = c / CPR;
+      const int ck = c - r * CPR;
+      ok[i] = (TOTAL % THREADS == 0 || c < TOTAL) && m0 + r < m;
+      kk[i] = ck * 8;
+      src[i] = static_cast<const char*>(a) + (static_cast<long long>(m0 + r) * lda + ck * 8) * 2;
+    }
+  }
+
+  HM_DEVICE void load(u32 dst, int kt) const {
+#pragma unroll
+    for (int i = 0; i < PER; ++i) {
+      if (ok[i]) {
+        const int c = threadIdx.x + i * THREADS;
+        const int r = c / CPR;
+        const int ck = c - r * CPR;
+        const u32 to = dst + mma::a_tile_offset<Stage::BK>(r, ck);
+        if (kt * Stage::BK + kk[i] < k)
+          arch::cp_async16(to, src[i] + static_cast<long long>(kt) * Stage::BK * 2);
+        else
+          arch::store_zero16(to);  // past K: zeros (the padded weights there are zero codes, but 0 * NaN is NaN)
+      }
+    }
+  }
+};
+
+// ROWS rows of ROW_BYTES (scales or zero points of one n tile): row r of stage kt is source row
+// kt * BK / ROW_K + r (ROW_K: k per row; 0 for a single row covering all of K).
+template <int THREADS, int ROWS, int ROW_BYTES, int BK, int ROW_K>
+struct RowLoader {
+  static constexpr int CH = ROW_BYTES / 16;
+  static constexpr int TOTAL = ROWS * CH;
+  static constexpr int PER = (TOTAL + THREADS - 1) / THREADS;
+  static_assert(ROW_BYTES % 16 == 0, "scale rows must be whole 16-byte chunks");
+  const char* src[PER];
+  bool ok[PER];
+  int stride;
+
+  HM_DEVICE void set_tile(const void* base, int stride_, int col_off, int valid) {
+    stride = stride_;
+#pragma unroll
+    for (int i = 0; i < PER; ++i) {
+      const int c = threadIdx.x + i * THREADS;
+      const int r = c / CH;
+      const int ch = c - r * CH;
+      ok[i] = (TOTAL % THREADS == 0 || c < TOTAL) && col_off + ch * 16 < valid;
+      src[i] = static_cast<const char*>(base) + static_cast<long long>(r) * stride_ + col_off + ch * 16;
+    }
+  }
+
+  HM_DEVICE void load(u32 dst, int kt, u64 pol) const {
+    const int row0 = ROW_K == 0 ? 0 : (ROW_K >= BK ? kt / (ROW_K / BK) : kt * (BK / ROW_K));
+#pragma unroll
+    for (int i = 0; i < PER; ++i)
+      if (ok[i])
+        arch::cp_async16(dst + (threadIdx.x + i * THREADS) * 16, src[i] + static_cast<long long>(row0) * stride, pol);
+  }
+};
+
+// The lane's 4*B bytes of one packed block: 16-byte chunks for each 4 bits of B, then 8 and 4 bytes for the
+// 2- and 1-bit planes; each chunk is 32 lanes side by side, so every read is conflict-free.
+template <int B>
+HM_DEVICE void load_block_words(u32 (&w)[B], u32 block, int lane) {
+  int off = 0;
+#pragma unroll
+  for (int q = 0; q < B / 4; ++q) {
+    const uint4 v = arch::lds128(block + off + lane * 16);
+    w[4 * q + 0] = v.x;
+    w[4 * q + 1] = v.y;
+    w[4 * q + 2] = v.z;
+    w[4 * q + 3] = v.w;
+    off += 512;
+  }
+  if constexpr ((B & 2) != 0) {
+    const uint2 v = arch::lds64(block + off + lane * 8);
+    w[(B / 4) * 4 + 0] = v.x;
+    w[(B / 4) * 4 + 1] = v.y;
+    off += 256;
+  }
+  if constexpr ((B & 1) != 0) w[B - 1] = arch::lds32(block + off + lane * 4);
+}
+
+}  // namespace memory
+}  // namespace humming

@@ -1,0 +1,87 @@
+"""humming.nn.QuantLinear: an nn.Linear whose weight is quantized and packed for humming's dense GEMM.
+
+    layer = QuantLinear.from_linear(linear, "gptq_int4")          # quantize a float layer (on its device)
+    layer = QuantLinear.from_quantized(qweight, bias=b)           # an already quantized canonical tensor
+    y = layer(x)                                                  # humming.gemm(x, packed, bias)
+
+The packed tensors are registered buffers, so ``.to()``, ``.cuda()`` and ``state_dict()`` carry them; the
+forward is one custom op, usable in CUDA graphs and under torch.compile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import torch
+from torch import nn
+
+from humming.core import dtypes
+from humming.core.dtypes import DType
+from humming.core.packing import PackedWeight, pack
+from humming.core.quantized import FormatLike, QuantizedTensor, as_quant_format, quantize
+from humming.errors import InvalidInputError
+
+_PARTS = ("data", "scales", "zeros", "chscale", "gscale", "perm")
+_ACT = {torch.float16: dtypes.f16, torch.bfloat16: dtypes.bf16}
+
+
+class QuantLinear(nn.Module):
+    """y = x @ W^T + b with W quantized (any format the dense kernel decodes) and f16/bf16 activations."""
+
+    def __init__(self, packed: PackedWeight, bias: torch.Tensor | None = None) -> None:
+        super().__init__()
+        if not isinstance(packed, PackedWeight):
+            raise InvalidInputError(f"QuantLinear: expected a PackedWeight, got {type(packed).__name__}")
+        self._meta = replace(packed, data=packed.data[:0], scales=None, zeros=None, chscale=None, gscale=None,
+                             perm=None)
+        for name in _PARTS:
+            self.register_buffer(name, getattr(packed, name))
+        out_features = packed.shape[0]
+        if bias is not None:
+            if bias.shape != (out_features,):
+                raise InvalidInputError(f"QuantLinear: bias must have {out_features} elements, got {list(bias.shape)}")
+            bias = bias.detach().to(device=packed.device, dtype=torch.float16 if packed.activation is dtypes.f16
+                                    else torch.bfloat16).contiguous()
+        self.register_buffer("bias", bias)
+        self.in_features = packed.shape[1]
+        self.out_features = out_features
+
+    @classmethod
+    def from_linear(cls, linear: nn.Linear, fmt: FormatLike, *, activation: DType | str | None = None) -> "QuantLinear":
+        """Quantize ``linear.weight`` (round to nearest) into ``fmt`` and pack it where the layer lives."""
+        if not isinstance(linear, nn.Linear):
+            raise InvalidInputError(f"QuantLinear.from_linear: expected an nn.Linear, got {type(linear).__name__}")
+        act = _activation(activation, linear.weight.dtype)
+        q = quantize(linear.weight.detach(), as_quant_format(fmt))
+        return cls(pack(q, act), None if linear.bias is None else linear.bias.detach())
+
+    @classmethod
+    def from_quantized(cls, qweight: QuantizedTensor, bias: torch.Tensor | None = None, *,
+                       activation: DType | str = dtypes.bf16) -> "QuantLinear":
+        """Pack an already quantized canonical weight (on its device) for ``activation`` inputs."""
+        return cls(pack(qweight, DType.parse(activation)), bias)
+
+    @property
+    def packed(self) -> PackedWeight:
+        """The PackedWeight view of the current buffers (follows .to() and load_state_dict)."""
+        parts = {name: getattr(self, name) for name in _PARTS}
+        return replace(self._meta, **parts)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        from humming.ops import gemm_dense_op, output_code, validate_parts
+
+        meta = self._meta
+        out = validate_parts(x, meta, self.data.device, self.bias)
+        return gemm_dense_op(x, self.data, self.scales, self.zeros, self.chscale, self.gscale, self.bias, self.perm,
+                             meta.format_key, meta.shape[0], meta.shape[1], output_code(out))
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"weight={self._meta.format.describe()}, activation={self._meta.activation}, bias={self.bias is not None}")
+
+
+def _activation(activation: Any, weight_dtype: torch.dtype) -> DType:
+    if activation is not None:
+        return DType.parse(activation)
+    return _ACT.get(weight_dtype, dtypes.bf16)

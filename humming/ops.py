@@ -1,0 +1,226 @@
+"""The public op: validate -> GemmProblem -> plan -> launch; every bad input is refused before any launch.
+
+``gemm(x, packed_weight, bias=None, out_dtype=None)`` multiplies x [..., K] (f16/bf16, CUDA) by a weight packed
+with ``humming.core.packing.pack``: out [..., N] = x @ W^T + bias. It runs as the
+torch custom op ``humming::gemm_dense`` (one node for torch.compile, captured by CUDA graphs). The plan comes from
+the device plugin's tuner; the kernel from ``compile_spec`` (cached); nothing here knows a vendor.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import threading
+from typing import Any
+
+import torch
+
+from humming.core import dtypes
+from humming.core.dtypes import DType
+from humming.core.formats import WeightFormat
+from humming.core.packing import LAYOUT, PackedWeight
+from humming.core.plan import KernelPlan
+from humming.core.problem import GemmProblem
+from humming.core.torch_op import HummingOp
+from humming.errors import InvalidInputError, UnsupportedError
+
+_TORCH = {dtypes.f16: torch.float16, dtypes.bf16: torch.bfloat16}
+_CODES = (dtypes.f16, dtypes.bf16)  # dtype <-> the int the op schema carries
+#: Largest M one launch takes (tile counts and offsets stay in 32 bits); larger inputs are split.
+MAX_M = 1 << 20
+
+
+def _dtype_of(t: torch.dtype) -> DType | None:
+    for d, td in _TORCH.items():
+        if td is t:
+            return d
+    return None
+
+
+# ---- validation (plain Python on shapes and dtypes: runs under torch.compile tracing too) ------------------
+def validate(x: Any, weight: PackedWeight, bias: Any = None, out_dtype: Any = None) -> DType:
+    """Check every input against the kernel's rules; return the output dtype. Raises InvalidInputError."""
+    if not isinstance(weight, PackedWeight):
+        raise InvalidInputError(f"gemm: weight must be a PackedWeight (humming.core.packing.pack), got "
+                                f"{type(weight).__name__}")
+    return validate_parts(x, weight, weight.device, bias, out_dtype)
+
+
+def validate_parts(x: Any, weight: PackedWeight, device: torch.device, bias: Any = None, out_dtype: Any = None) -> DType:
+    """validate() with the weight's device given apart (QuantLinear keeps its tensors as buffers)."""
+    if weight.layout != LAYOUT:
+        raise InvalidInputError(f"gemm: the weight is packed in layout {weight.layout!r}, but this kernel reads "
+                                f"{LAYOUT!r}; pack it again for this device with humming.core.packing.pack")
+    if not isinstance(x, torch.Tensor):
+        raise InvalidInputError(f"gemm: x must be a torch.Tensor, got {type(x).__name__}")
+    act = _dtype_of(x.dtype)
+    if act is None:
+        raise InvalidInputError(f"gemm: x is {x.dtype}; allowed: torch.float16, torch.bfloat16")
+    if act is not weight.activation:
+        raise InvalidInputError(f"gemm: x is {act} but the weight was packed for {weight.activation} activations; "
+                                f"pass x.to({_TORCH[weight.activation]}) or pack the weight with activation={act}")
+    if x.dim() < 1 or x.shape[-1] != weight.shape[1]:
+        raise InvalidInputError(f"gemm: x has shape {list(x.shape)}; its last dimension must be K={weight.shape[1]} "
+                                f"(the weight is N x K = {weight.shape[0]} x {weight.shape[1]})")
+    k = weight.shape[1]
+    if k % 8:
+        raise InvalidInputError(f"gemm: K={k}; the kernel reads activations in 16-byte chunks, so K must be a "
+                                f"multiple of 8: pad x and the weight along K with zeros")
+    if x.numel() and x.stride(-1) != 1:
+        raise InvalidInputError("gemm: x's last dimension must be contiguous (stride 1); call x.contiguous()")
+    if out_dtype is None:
+        out = act
+    else:
+        out = _dtype_of(out_dtype) if isinstance(out_dtype, torch.dtype) else DType.parse(out_dtype)
+        if out not in _TORCH:
+            raise InvalidInputError(f"gemm: out_dtype={out_dtype}; allowed: torch.float16, torch.bfloat16")
+    if bias is not None:
+        if not isinstance(bias, torch.Tensor) or bias.dim() != 1 or bias.shape[0] != weight.shape[0]:
+            got = f"{list(bias.shape)}" if isinstance(bias, torch.Tensor) else type(bias).__name__
+            raise InvalidInputError(f"gemm: bias must be a 1-D tensor of N={weight.shape[0]} elements, got {got}")
+        if bias.dtype is not _TORCH[out]:
+            raise InvalidInputError(f"gemm: bias is {bias.dtype}; it must be the output dtype {_TORCH[out]}")
+        if not bias.is_contiguous():
+            raise InvalidInputError("gemm: bias must be contiguous; call bias.contiguous()")
+    # Devices last, so that every rule above can be tested without a GPU.
+    if x.device.type != "cuda":
+        raise InvalidInputError(f"gemm: x is on {x.device}; the kernel runs on CUDA devices: move x with .cuda()")
+    if device != x.device:
+        raise InvalidInputError(f"gemm: x is on {x.device} but the weight is on {device}; move the weight "
+                                f"with weight.to({str(x.device)!r})")
+    if bias is not None and bias.device != x.device:
+        raise InvalidInputError(f"gemm: bias is on {bias.device} but x is on {x.device}")
+    return out
+
+
+def _check_launchable(x2: torch.Tensor) -> None:
+    """Rules that need real (not fake) tensors: alignment of the activation rows."""
+    if x2.data_ptr() % 16 or (x2.shape[0] > 1 and x2.stride(0) % 8):
+        raise InvalidInputError(f"gemm: x must start on a 16-byte boundary with a row stride that is a multiple "
+                                f"of 8 elements (got address % 16 = {x2.data_ptr() % 16}, row stride {x2.stride(0)}); "
+                                "call x.contiguous()")
+
+
+# ---- per-device context, plans, workspaces -------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _device(index: int) -> tuple[Any, Any, int]:
+    """(capabilities, tuner, SM count) of CUDA device ``index``, from its plugin."""
+    import humming.devices
+    from humming.devices.manager import get_manager
+
+    dev = humming.devices.get(index)
+    caps = dev.capabilities
+    tuner = get_manager().tuner(caps.target)
+    if tuner is None:
+        raise UnsupportedError(f"device {index} ({dev.name}): its plugin supplies no GEMM tuner",
+                               missing=["humming_tuner for " + str(caps.target)])
+    sms = int(dev.raw.attributes.get("sm_count") or 0)
+    if sms <= 0:
+        sms = int(torch.cuda.get_device_properties(index).multi_processor_count)
+    return caps, tuner, sms
+
+
+_plans: dict[tuple, KernelPlan] = {}
+_workspaces: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}
+_lock = threading.Lock()
+
+
+def plan_for(problem: GemmProblem, device: int = 0) -> KernelPlan:
+    """The plan the op would launch for ``problem`` on CUDA device ``device`` (cached)."""
+    key = (device, problem)
+    plan = _plans.get(key)
+    if plan is None:
+        caps, tuner, sms = _device(device)
+        plan = tuner.plan(problem, caps, sms)
+        with _lock:
+            _plans[key] = plan
+    return plan
+
+
+def _workspace(device: int, stream: int, floats: int, counters: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Scratch per (device, stream): f32 partial sums (any content) and int32 counters (zero, kept zero)."""
+    key = (device, stream)
+    ws, cnt = _workspaces.get(key, (None, None))
+    if ws is None or ws.numel() < max(floats, 1):
+        ws = torch.empty(max(floats, 1 << 16), dtype=torch.float32, device=f"cuda:{device}")
+    if cnt is None or cnt.numel() < max(counters, 1):
+        cnt = torch.zeros(max(counters, 4096), dtype=torch.int32, device=f"cuda:{device}")
+    _workspaces[key] = (ws, cnt)
+    return ws, cnt
+
+
+@functools.lru_cache(maxsize=256)
+def _format(text: str) -> WeightFormat:
+    return WeightFormat.from_dict(json.loads(text))
+
+
+def launch(out: torch.Tensor, x2: torch.Tensor, data: torch.Tensor, scales: torch.Tensor | None,
+           zeros: torch.Tensor | None, chscale: torch.Tensor | None, gscale: torch.Tensor | None,
+           bias: torch.Tensor | None, fmt: WeightFormat, n: int, k: int, plan: KernelPlan | None = None) -> KernelPlan:
+    """Run the kernel into ``out`` [M, N] for x2 [M, K] (already gathered for act order). Returns the plan."""
+    from humming.core.build import compile_spec
+
+    _check_launchable(x2)
+    m = x2.shape[0]
+    device = x2.device.index if x2.device.index is not None else torch.cuda.current_device()
+    act, out_dt = _dtype_of(x2.dtype), _dtype_of(out.dtype)
+    if plan is None:
+        plan = plan_for(GemmProblem(m, n, k, fmt, act, out_dt, bias is not None), device)
+    kernel = compile_spec(plan.spec)
+    tuner = _device(device)[1]
+    m_tiles, n_tiles, k_pad = tuner.grid_sizes(plan)
+    stream = torch.cuda.current_stream(device).cuda_stream
+    ws, cnt = _workspace(device, stream, plan.workspace_floats, plan.counters)
+    nb64 = data.shape[1]
+    kernel.launch(plan.grid, plan.block, plan.smem,
+                  (x2, data, scales, zeros, chscale, gscale, bias, out, ws, cnt,
+                   m, n, k, x2.stride(0), out.stride(0), nb64, k_pad, m_tiles, n_tiles))
+    return plan
+
+
+def _impl(x: torch.Tensor, data: torch.Tensor, scales: torch.Tensor | None, zeros: torch.Tensor | None,
+          chscale: torch.Tensor | None, gscale: torch.Tensor | None, bias: torch.Tensor | None,
+          perm: torch.Tensor | None, fmt: str, n: int, k: int, out_code: int) -> torch.Tensor:
+    x2 = x.reshape(-1, k)
+    if perm is not None:
+        x2 = x2.index_select(1, perm)
+    out_dtype = _TORCH[_CODES[out_code]]
+    out = torch.empty(x2.shape[0], n, dtype=out_dtype, device=x.device)
+    wf = _format(fmt)
+    with torch.cuda.device(x.device):
+        for m0 in range(0, x2.shape[0], MAX_M):
+            part = x2[m0:m0 + MAX_M]
+            if part.shape[0]:
+                launch(out[m0:m0 + MAX_M], part, data, scales, zeros, chscale, gscale, bias, wf, n, k)
+    return out.reshape(*x.shape[:-1], n)
+
+
+def _fake(x: torch.Tensor, data: torch.Tensor, scales: torch.Tensor | None, zeros: torch.Tensor | None,
+          chscale: torch.Tensor | None, gscale: torch.Tensor | None, bias: torch.Tensor | None,
+          perm: torch.Tensor | None, fmt: str, n: int, k: int, out_code: int) -> torch.Tensor:
+    return x.new_empty((*x.shape[:-1], n), dtype=_TORCH[_CODES[out_code]])
+
+
+gemm_dense_op = HummingOp(
+    "gemm_dense", _impl,
+    schema="(Tensor x, Tensor data, Tensor? scales, Tensor? zeros, Tensor? chscale, Tensor? gscale, Tensor? bias, "
+           "Tensor? perm, str fmt, int n, int k, int out_code) -> Tensor",
+    fake=_fake)
+
+
+def output_code(out: DType) -> int:
+    """The op's int for an output dtype (0: f16, 1: bf16); identity tests only, so torch.compile traces it."""
+    return 0 if out is dtypes.f16 else 1
+
+
+def gemm(x: torch.Tensor, packed_weight: PackedWeight, bias: torch.Tensor | None = None,
+         out_dtype: torch.dtype | None = None) -> torch.Tensor:
+    """out [..., N] = x [..., K] @ W^T (+ bias), W the packed weight; f16/bf16 in, f16/bf16 out (default: x's).
+
+    Usable in CUDA graphs and under torch.compile. Raises InvalidInputError before any launch for a wrong dtype,
+    device, shape, stride or a weight packed for another layout or activation dtype.
+    """
+    out = validate(x, packed_weight, bias, out_dtype)
+    w = packed_weight
+    return gemm_dense_op(x, w.data, w.scales, w.zeros, w.chscale, w.gscale, bias, w.perm, w.format_key,
+                         w.shape[0], w.shape[1], output_code(out))

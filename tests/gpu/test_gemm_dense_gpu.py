@@ -1,0 +1,189 @@
+"""On a CUDA device: the dense WnA16 GEMM matches the float64 reference for every supported weight format, f16 and
+bf16 activations, M in {1, 7, 16, 33, 128, 1000, 4096}, and N/K that are not powers of two (N padded inside the
+kernel's 64-column blocks, K inside its 128-deep stages). Outputs are poisoned with NaN before every launch and
+inputs are fresh random draws each run; tolerances are the one table in humming.core.tolerances."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from humming.core import dtypes, packing, presets, quantized, reference, tolerances  # noqa: E402
+from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightFormat, ZeroPointSpec  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+G = Granularity
+_TORCH = {dtypes.f16: torch.float16, dtypes.bf16: torch.bfloat16}
+
+
+def wf(elem: str, gran: str, sdt: str = "f16", group: int | None = None, zp: str = "none", **kw) -> WeightFormat:
+    spec = ScaleSpec(G(gran), dtypes.DType.parse(sdt), group, kw.pop("block", None))
+    return WeightFormat(dtypes.DType.parse(elem), spec, ZeroPointSpec(zp), **kw)
+
+
+#: Every weight format the dense kernel supports, by a test id.
+FORMATS: dict[str, WeightFormat] = {
+    "s4_g128": wf("s4", "group", "f16", 128),
+    "u4_zp_g128": presets.get("awq_int4").weight,
+    "s4_channel": wf("s4", "channel", "f32"),
+    "u4_zp_channel": wf("u4", "channel", "f16", zp="int"),
+    "s8_channel": wf("s8", "channel", "f32"),
+    "u8_zp_g128": wf("u8", "group", "bf16", 128, zp="int"),
+    "e4m3_channel": presets.get("fp8_channel_w8a16").weight,
+    "e4m3_block": presets.get("fp8_block").weight,
+    "e5m2_channel": wf("e5m2", "channel", "f32"),
+    "e3m4_g64": wf("e3m4", "group", "bf16", 64),
+    "mxfp4": presets.get("mxfp4").weight,
+    "nvfp4": presets.get("nvfp4_w4a16").weight,
+    "mxint4": presets.get("mxint4").weight,
+    "mxfp6_e3m2": wf("e3m2", "group", "ue8m0", 32),
+    "mxfp6_e2m3": wf("e2m3", "group", "ue8m0", 32),
+    "gptq_int4_act_order": presets.get("gptq_int4_act_order").weight,
+    "gptq_int3": presets.get("gptq_int3").weight,
+    "gptq_int2": presets.get("gptq_int2").weight,
+    "s3_g64": wf("s3", "group", "f16", 64),
+    "s5_channel": wf("s5", "channel", "f16"),
+    "s6_g128": wf("s6", "group", "f16", 128),
+    "u7_zp_g128": wf("u7", "group", "f16", 128, zp="int"),
+    "u1_zp_g64": wf("u1", "group", "f16", 64, zp="int"),
+    "s4_tensor": wf("s4", "tensor", "f32"),
+}
+MS = (1, 7, 16, 33, 128, 1000, 4096)
+#: (N, K): N not a multiple of 64, K a multiple of 128 (group formats) or only of 64 (padded inside a stage).
+SHAPES = ((1000, 1088), (200, 4096))
+
+
+def _k_for(fmt: WeightFormat, k: int) -> int:
+    g = fmt.scale.group or (fmt.scale.block[1] if fmt.scale.block else None)
+    return k if g is None else max(g, k // g * g)
+
+
+def _quantize(fmt: WeightFormat, n: int, k: int, gen: torch.Generator) -> quantized.QuantizedTensor:
+    w = torch.randn(n, k, device="cuda", generator=gen) * (0.5 + torch.rand(n, 1, device="cuda", generator=gen))
+    g_idx = None
+    if fmt.act_order:
+        g_idx = (torch.randperm(k, device="cuda", generator=gen) // fmt.scale.group).to(torch.int32)
+    return quantized.quantize(w, QuantFormat(fmt), g_idx=g_idx)
+
+
+def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias: bool, out: dtypes.DType) -> None:
+    from humming.ops import launch
+
+    fmt = FORMATS[fmt_id]
+    gen = torch.Generator(device="cuda")
+    gen.seed()  # fresh data every run; the seed is in the failure message
+    seed = gen.initial_seed()
+    n, k = shape[0], _k_for(fmt, shape[1])
+    q = _quantize(fmt, n, k, gen)
+    pw = packing.pack(q, act)
+    x = torch.randn(m, k, device="cuda", generator=gen).to(_TORCH[act])
+    b = torch.randn(n, device="cuda", generator=gen).to(_TORCH[out]) if bias else None
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=_TORCH[out])
+    x2 = x if pw.perm is None else x.index_select(1, pw.perm)
+    launch(c, x2, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, b, fmt, n, k)
+    torch.cuda.synchronize()
+    ref = reference.reference_gemm(x, q, b)
+    xd, wd = reference.reference_operands(x, q)
+    tol = tolerances.tolerance(act, fmt.dtype, out)
+    assert not bool(torch.isnan(c).any()), f"seed {seed}: {int(torch.isnan(c).sum())} outputs never written"
+    try:
+        tolerances.check(c, ref, xd, wd, tol)
+    except AssertionError as exc:
+        raise AssertionError(f"{fmt_id} {act} M={m} N={n} K={k} seed {seed}: {exc}") from None
+
+
+def compile_all() -> None:
+    """Compile every kernel the module uses at once, on all cores."""
+    from humming.core.build import compile_many
+    from humming.core.problem import GemmProblem
+    from humming.ops import plan_for
+
+    specs = []
+    for fmt in FORMATS.values():
+        for act in (dtypes.f16, dtypes.bf16):
+            for m in MS:
+                for n, k in SHAPES:
+                    specs.append(plan_for(GemmProblem(m, n, _k_for(fmt, k), fmt, act, act), 0).spec)
+    compile_many(specs)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _compiled() -> None:
+    compile_all()
+
+
+@pytest.mark.parametrize("m", MS)
+@pytest.mark.parametrize("act", [dtypes.f16, dtypes.bf16], ids=str)
+@pytest.mark.parametrize("fmt_id", list(FORMATS))
+def test_dense_gemm_matches_the_reference(fmt_id: str, act: dtypes.DType, m: int) -> None:
+    for i, shape in enumerate(SHAPES):
+        _run(fmt_id, act, m, shape, bias=(m + i) % 2 == 1, out=act)
+
+
+@pytest.mark.parametrize("out", [dtypes.f16, dtypes.bf16], ids=str)
+def test_output_dtype_may_differ_from_the_activations_and_odd_n_uses_scalar_stores(out: dtypes.DType) -> None:
+    _run("s4_g128", dtypes.bf16 if out is dtypes.f16 else dtypes.f16, 33, (999, 1152), bias=True, out=out)
+
+
+def test_public_gemm_handles_leading_dims_bias_and_cuda_graphs() -> None:
+    import humming.ops as hg
+
+    fmt = FORMATS["u4_zp_g128"]
+    gen = torch.Generator(device="cuda")
+    gen.seed()
+    q = _quantize(fmt, 3000, 1024, gen)
+    pw = packing.pack(q, dtypes.bf16)
+    x = torch.randn(2, 5, 1024, device="cuda", generator=gen).to(torch.bfloat16)
+    b = torch.randn(3000, device="cuda", generator=gen).to(torch.bfloat16)
+    y = hg.gemm(x, pw, b)
+    assert y.shape == (2, 5, 3000) and y.dtype is torch.bfloat16
+    ref = reference.reference_gemm(x.reshape(10, 1024), q, b).reshape(2, 5, 3000)
+    xd, wd = reference.reference_operands(x.reshape(10, 1024), q)
+    tolerances.check(y.reshape(10, 3000), ref.reshape(10, 3000), xd, wd,
+                     tolerances.tolerance(dtypes.bf16, fmt.dtype, dtypes.bf16))
+    graph = torch.cuda.CUDAGraph()
+    static_x = x.clone()
+    hg.gemm(static_x, pw, b)  # warm: compile, load, workspace
+    with torch.cuda.graph(graph):
+        static_y = hg.gemm(static_x, pw, b)
+    static_x.copy_(torch.randn(2, 5, 1024, device="cuda", generator=gen).to(torch.bfloat16))
+    graph.replay()
+    torch.cuda.synchronize()
+    again = hg.gemm(static_x, pw, b)
+    assert torch.equal(static_y, again), "a graph replay differs from an eager call on the same input"
+
+
+def test_gemm_under_torch_compile() -> None:
+    import humming.ops as hg
+
+    fmt = FORMATS["s4_g128"]
+    gen = torch.Generator(device="cuda")
+    gen.seed()
+    q = _quantize(fmt, 512, 1024, gen)
+    pw = packing.pack(q, dtypes.f16)
+    x = torch.randn(16, 1024, device="cuda", generator=gen).to(torch.float16)
+    hg.gemm_dense_op.op()
+
+    @torch.compile(fullgraph=True)
+    def f(t):
+        return hg.gemm(t * 2, pw) + 1
+
+    eager = hg.gemm(x * 2, pw) + 1
+    assert torch.equal(f(x), eager)
+
+
+def test_quant_linear_from_a_float_layer_and_under_torch_compile() -> None:
+    from humming.nn import QuantLinear
+
+    lin = torch.nn.Linear(1024, 640, bias=True, device="cuda", dtype=torch.bfloat16)
+    layer = QuantLinear.from_linear(lin, "gptq_int4")
+    x = torch.randn(7, 1024, device="cuda", dtype=torch.bfloat16)
+    y = layer(x)
+    q = packing.unpack(layer.packed)
+    ref = reference.reference_gemm(x, q, layer.bias)
+    xd, wd = reference.reference_operands(x, q)
+    tolerances.check(y, ref, xd, wd, tolerances.tolerance(dtypes.bf16, dtypes.u4, dtypes.bf16))
+    compiled = torch.compile(layer, fullgraph=True)
+    assert torch.equal(compiled(x), y)

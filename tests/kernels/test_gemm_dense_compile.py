@@ -1,0 +1,143 @@
+"""The dense GEMM twin on the CPU: every tile the tuning tables use compiles for a target that uses it, every
+NVIDIA target compiles a kernel (formats spread over the targets so that each decode path is built somewhere),
+the SASS holds tensor-core HMMA instructions and no local-memory spills on the main paths, the exported sizes
+match the twin's, and bad parameters are refused with their rule."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from humming.core import dtypes, presets
+from humming.core.build import compile_many
+from humming.core.formats import Granularity, ScaleSpec, WeightFormat, ZeroPointSpec
+from humming.core.problem import GemmProblem
+from humming.devices.nvidia import archs, tuning
+from humming.errors import InvalidInputError, UnsupportedError
+from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
+
+W4 = WeightFormat(dtypes.s4, ScaleSpec(Granularity.GROUP, dtypes.f16, 128))
+#: One decode path each: int4 magic numbers, zero rows, int8 via f32 (bf16), bit planes, small floats, MX, NVFP4.
+FORMATS = (
+    W4,
+    presets.get("awq_int4").weight,
+    WeightFormat(dtypes.s8, ScaleSpec(Granularity.CHANNEL, dtypes.f32)),
+    presets.get("gptq_int3").weight,
+    presets.get("fp8_channel_w8a16").weight,
+    presets.get("mxfp4").weight,
+    presets.get("nvfp4_w4a16").weight,
+    WeightFormat(dtypes.e3m2, ScaleSpec(Granularity.GROUP, dtypes.bf16, 64)),
+    WeightFormat(dtypes.u8, ScaleSpec(Granularity.GROUP, dtypes.bf16, 128), ZeroPointSpec.INT),
+)
+TARGETS = ("sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90a", "sm_100a", "sm_103a", "sm_110a", "sm_120a", "sm_121a")
+
+
+def _nvdisasm() -> str | None:
+    import nvidia
+
+    for root in nvidia.__path__:
+        for found in Path(root).glob("*/bin/nvdisasm"):
+            return str(found)
+    return shutil.which("nvdisasm")
+
+
+def _spec(arch: str, fmt: WeightFormat, m: int, act: dtypes.DType) -> GemmDenseSpec:
+    caps = archs.capabilities(arch)
+    return tuning.TUNER.plan(GemmProblem(m, 1000, 4096, fmt, act, act), caps, 100).spec
+
+
+def _cases() -> list[GemmDenseSpec]:
+    specs = []
+    for i, arch in enumerate(TARGETS):
+        act = dtypes.f16 if arch == "sm_75" or i % 2 else dtypes.bf16
+        fmt = FORMATS[i % len(FORMATS)]
+        if arch == "sm_75" and fmt.dtype is dtypes.s8:
+            fmt = W4
+        specs.append(_spec(arch, fmt, 1 if i % 3 else 4096, act))
+    # Every row of the tile table of the H200's target.
+    for rule in tuning.LARGE_SMEM:
+        specs.append(_spec("sm_90a", W4, min(rule.max_m, 4096), dtypes.bf16))
+    return list(dict.fromkeys(specs))
+
+
+def test_the_cases_cover_every_decode_path_and_every_target() -> None:
+    specs = _cases()
+    assert {s.target.arch for s in specs} == set(TARGETS)
+    assert {DecodeParams.of(f) for f in FORMATS} <= {s.decode for s in specs}
+
+
+@pytest.fixture(scope="module")
+def compiled() -> list[tuple[GemmDenseSpec, object]]:
+    specs = _cases()
+    return list(zip(specs, compile_many(specs)))
+
+
+def test_every_target_and_every_table_row_compiles_with_the_twins_sizes(compiled) -> None:
+    for spec, kernel in compiled:
+        ex = kernel.exports
+        assert ex["smem_bytes"] == spec.smem_bytes(), spec.describe()
+        assert ex["threads"] == spec.tile.threads and ex["block_n"] == spec.tile.block_n
+        assert ex["block_m"] == spec.tile.block_m and ex["block_k"] == spec.bk
+        caps = archs.capabilities(spec.target.arch)
+        assert spec.smem_bytes() <= caps.limits.shared_memory_per_block_optin
+
+
+def test_the_sass_holds_hmma_and_the_main_paths_do_not_spill(compiled, tmp_path: Path) -> None:
+    tool = _nvdisasm()
+    if tool is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    for i, (spec, kernel) in enumerate(compiled):
+        cubin = tmp_path / f"k{i}.cubin"
+        cubin.write_bytes(kernel.binary)
+        sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+        hmma = len(re.findall(r"\bHMMA\.", sass))
+        assert hmma > 0, f"{spec.describe()}: no HMMA in the SASS"
+        if spec.wbits in (4, 8):
+            res = kernel.resources
+            assert res.spill_stores == 0 and res.spill_loads == 0, f"{spec.describe()} spills: {res}"
+            assert "LDL" not in sass and "STL" not in sass
+
+
+def test_sm_75_is_refused_bf16_activations_with_the_missing_instruction() -> None:
+    from humming.core.build import compile_spec
+
+    spec = GemmDenseSpec.build(archs.capabilities("sm_75").target, dtypes.bf16, dtypes.bf16, DecodeParams.of(W4),
+                               Tile(1, 1, 4, 1, 2, 64, 2, 8, 1))
+    with pytest.raises(UnsupportedError, match=r"mma.sync .* bf16 x bf16"):
+        compile_spec(spec, caps=archs.capabilities("sm_75"))
+
+
+def test_bad_tiles_and_formats_are_refused_with_their_rule() -> None:
+    t = archs.capabilities("sm_90a").target
+    d = DecodeParams.of(W4)
+    with pytest.raises(InvalidInputError, match="warp_k"):
+        GemmDenseSpec.build(t, dtypes.f16, dtypes.f16, d, Tile(1, 1, 4, 1, 3, 64, 4))
+    with pytest.raises(InvalidInputError, match="bk=96 is not allowed"):
+        GemmDenseSpec.build(t, dtypes.f16, dtypes.f16, d, Tile(1, 1, 4, 1, 2, 96, 4))
+    with pytest.raises(InvalidInputError, match="f32 is not allowed"):
+        GemmDenseSpec.build(t, dtypes.f32, dtypes.f16, d, Tile(1, 1, 4, 1, 2, 64, 4))
+    big = GemmDenseSpec.build(archs.capabilities("sm_89").target, dtypes.f16, dtypes.f16, d,
+                              Tile(1, 1, 4, 1, 2, 256, 8))
+    with pytest.raises(UnsupportedError, match="shared memory"):
+        big.check_supported(archs.capabilities("sm_89"))
+
+
+def test_the_tuner_picks_stream_k_except_when_the_tiles_nearly_fill_one_wave() -> None:
+    caps = archs.capabilities("sm_90a")
+    small = tuning.TUNER.plan(GemmProblem(1, 8192, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+    assert small.schedule == "stream-k" and small.grid <= 132 * small.spec.min_blocks and small.counters > 0
+    one_wave = tuning.TUNER.plan(GemmProblem(1, 28672, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+    assert one_wave.schedule == "data-parallel" and one_wave.workspace_floats == 0 and one_wave.grid == 112
+    large = tuning.TUNER.plan(GemmProblem(4096, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+    assert large.schedule == "stream-k" and large.grid == 132
+    assert "M=4096" in large.explain() and "why:" in large.explain()
+
+
+def test_a_stage_deeper_than_the_packed_k_falls_back_to_128() -> None:
+    caps = archs.capabilities("sm_90a")
+    plan = tuning.TUNER.plan(GemmProblem(1, 1000, 1152, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+    assert plan.spec.bk == 128 and (1152 // 128) * 128 == 1152 and (plan.spec.bk // 16) % plan.spec.warp_k == 0

@@ -1,0 +1,103 @@
+"""Bad input to humming.gemm raises a clear InvalidInputError (value, rule, way out) before anything is compiled or
+launched. Runs on the CPU: every rule but the device ones is checked before the device, and the launcher and the
+compiler are replaced by functions that fail the test if reached."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import humming.ops as hg
+from humming.core import dtypes, packing, presets, quantized
+from humming.core.formats import QuantFormat
+from humming.errors import InvalidInputError, UnsupportedError
+
+
+@pytest.fixture(autouse=True)
+def _no_launch(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("gemm reached the launcher with bad input")
+
+    monkeypatch.setattr(hg, "launch", refuse)
+    monkeypatch.setattr(hg.gemm_dense_op, "_impl", refuse)
+    import humming.core.build as build
+
+    monkeypatch.setattr(build, "compile_spec", refuse)
+
+
+@pytest.fixture(scope="module")
+def weight() -> packing.PackedWeight:
+    q = quantized.quantize(torch.randn(96, 256), presets.get("gptq_int4"))
+    return packing.pack(q, dtypes.bf16)
+
+
+def x_for(w: packing.PackedWeight, m: int = 4, dtype: torch.dtype = torch.bfloat16) -> torch.Tensor:
+    return torch.randn(m, w.shape[1]).to(dtype)
+
+
+def test_a_wrong_activation_dtype_names_both_dtypes_and_the_fix(weight: packing.PackedWeight) -> None:
+    with pytest.raises(InvalidInputError, match=r"x is f16 but the weight was packed for bf16.*activation=f16"):
+        hg.gemm(x_for(weight, dtype=torch.float16), weight)
+    with pytest.raises(InvalidInputError, match="allowed: torch.float16, torch.bfloat16"):
+        hg.gemm(x_for(weight, dtype=torch.float32), weight)
+
+
+def test_a_wrong_k_names_the_weight_shape(weight: packing.PackedWeight) -> None:
+    with pytest.raises(InvalidInputError, match=r"last dimension must be K=256.*96 x 256"):
+        hg.gemm(torch.randn(4, 255).to(torch.bfloat16), weight)
+
+
+def test_a_non_contiguous_last_dimension_is_refused(weight: packing.PackedWeight) -> None:
+    x = torch.randn(256, 4).to(torch.bfloat16).T
+    with pytest.raises(InvalidInputError, match="contiguous"):
+        hg.gemm(x, weight)
+
+
+def test_bias_shape_dtype_and_layout_are_checked(weight: packing.PackedWeight) -> None:
+    x = x_for(weight)
+    with pytest.raises(InvalidInputError, match="N=96"):
+        hg.gemm(x, weight, torch.zeros(95, dtype=torch.bfloat16))
+    with pytest.raises(InvalidInputError, match="output dtype"):
+        hg.gemm(x, weight, torch.zeros(96, dtype=torch.float16))
+    with pytest.raises(InvalidInputError, match="contiguous"):
+        hg.gemm(x, weight, torch.zeros(96, 2, dtype=torch.bfloat16)[:, 0])
+
+
+def test_an_unknown_out_dtype_is_refused(weight: packing.PackedWeight) -> None:
+    with pytest.raises(InvalidInputError, match="out_dtype"):
+        hg.gemm(x_for(weight), weight, out_dtype=torch.float32)
+
+
+def test_a_weight_packed_for_another_layout_is_refused_before_launch(weight: packing.PackedWeight) -> None:
+    from dataclasses import replace
+
+    other = replace(weight, layout="ppu16x64.v1")
+    with pytest.raises(InvalidInputError, match=r"layout 'ppu16x64.v1'.*pack it again"):
+        hg.gemm(x_for(weight), other)
+
+
+def test_a_canonical_tensor_instead_of_a_packed_one_is_refused() -> None:
+    q = quantized.quantize(torch.randn(64, 128), presets.get("gptq_int4"))
+    with pytest.raises(InvalidInputError, match="PackedWeight"):
+        hg.gemm(torch.randn(2, 128).to(torch.bfloat16), q)  # type: ignore[arg-type]
+
+
+def test_k_that_is_not_a_multiple_of_8_is_refused_with_the_padding_advice() -> None:
+    q = quantized.quantize(torch.randn(64, 100), QuantFormat(presets.get("fp8_channel_w8a16").weight))
+    w = packing.pack(q, dtypes.f16)
+    with pytest.raises(InvalidInputError, match="multiple of 8"):
+        hg.gemm(torch.randn(2, 100).to(torch.float16), w)
+
+
+def test_cpu_tensors_are_refused_last_with_the_move(weight: packing.PackedWeight) -> None:
+    with pytest.raises(InvalidInputError, match=r"x is on cpu.*\.cuda\(\)"):
+        hg.gemm(x_for(weight), weight)
+
+
+def test_float_zero_point_formats_are_unsupported_by_the_twin() -> None:
+    from humming.core.formats import Granularity, ScaleSpec, WeightFormat, ZeroPointSpec
+    from humming.kernels.gemm_dense import DecodeParams
+
+    fmt = WeightFormat(dtypes.u4, ScaleSpec(Granularity.GROUP, dtypes.f16, 128), ZeroPointSpec.FLOAT)
+    with pytest.raises(UnsupportedError, match="float zero points"):
+        DecodeParams.of(fmt)

@@ -1,0 +1,150 @@
+"""Packing for the dense kernel, on the CPU: pack/unpack round trips for every format family, the documented
+position of single elements in the fragment layout, padding, the scale permutation, and the errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from humming.core import codec, dtypes, packing, presets, quantized
+from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightFormat, ZeroPointSpec
+from humming.errors import InvalidInputError, UnsupportedError
+
+
+def _wf(elem: str, gran: str = "group", sdt: str = "f16", group: int | None = 128, zp: str = "none") -> WeightFormat:
+    return WeightFormat(dtypes.DType.parse(elem), ScaleSpec(Granularity(gran), dtypes.DType.parse(sdt),
+                                                            group if gran == "group" else None), ZeroPointSpec(zp))
+
+
+ROUND_TRIP = {
+    **{f"s{b}": _wf(f"s{b}") for b in range(2, 9)},
+    "u1_zp": _wf("u1", zp="int", group=64),
+    "u4_zp": _wf("u4", zp="int"),
+    "u3_zp_channel": _wf("u3", "channel", zp="int"),
+    "s4_channel_f32": _wf("s4", "channel", "f32"),
+    "s2_tensor": _wf("s2", "tensor", "f32"),
+    "mxfp4": presets.get("mxfp4").weight,
+    "nvfp4": presets.get("nvfp4_w4a16").weight,
+    "e4m3_channel": presets.get("fp8_channel_w8a16").weight,
+    "e3m2_bf16_g64": _wf("e3m2", sdt="bf16", group=64),
+    "e5m2_g32_ue8m0": _wf("e5m2", sdt="ue8m0", group=32),
+}
+
+
+@pytest.mark.parametrize("name", list(ROUND_TRIP))
+def test_pack_then_unpack_gives_back_the_canonical_tensor(name: str) -> None:
+    fmt = ROUND_TRIP[name]
+    n, k = 130, 448 if (fmt.scale.group or 64) <= 64 else 384  # N pads to 192, K to 512
+    w = torch.randn(n, k) * (1 + torch.rand(n, 1))
+    q = quantized.quantize(w, QuantFormat(fmt))
+    act = dtypes.bf16 if fmt.scale.dtype is dtypes.bf16 else dtypes.f16
+    p = packing.pack(q, act)
+    assert p.n_pad % 64 == 0 and p.k_pad % 128 == 0 and p.n_pad >= n and p.k_pad >= k
+    assert tuple(p.data.shape) == (p.k_pad // 16, p.n_pad // 64, 128 * fmt.dtype.bits)
+    u = packing.unpack(p, q.format)
+    assert torch.equal(u.data, q.data), "codes differ after the round trip"
+    assert torch.equal(u.scales, q.scales), "scales differ after the round trip"
+    assert (q.zeros is None) == (u.zeros is None)
+    if q.zeros is not None:
+        assert torch.equal(u.zeros, q.zeros)
+
+
+def test_act_order_is_packed_as_contiguous_groups_and_round_trips() -> None:
+    fmt = presets.get("gptq_int4_act_order")
+    k = 512
+    g_idx = (torch.randperm(k) // 128).to(torch.int32)
+    q = quantized.quantize(torch.randn(96, k), fmt, g_idx=g_idx)
+    p = packing.pack(q, dtypes.f16)
+    assert p.perm is not None and torch.equal(torch.sort(g_idx[p.perm]).values, g_idx[p.perm]), \
+        "after the permutation, groups must be contiguous"
+    u = packing.unpack(p, q.format)
+    assert torch.equal(u.data, q.data) and torch.equal(u.g_idx, q.g_idx)
+
+
+@pytest.mark.parametrize("bits", [1, 2, 3, 4, 5, 6, 7, 8])
+def test_one_element_lands_in_the_documented_lane_word_and_bits(bits: int) -> None:
+    # (k, n) = (2t + h + 8r, g + 8j) for lane l = 4g + t, pair p = 2j + r; plane widths from planes(bits).
+    codes = torch.zeros(64, 16, dtype=torch.uint8)
+    g, t, j, r, h = 5, 2, 3, 1, 1
+    k, n = 2 * t + h + 8 * r, g + 8 * j
+    value = (1 << bits) - 1
+    codes[n, k] = value
+    data = packing.pack_blocks(codes, bits)[0, 0]
+    lane = 4 * g + t
+    p = 2 * j + r
+    words = data.view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+    # the lane's words, chunk by chunk
+    lane_words, start = [], 0
+    for cw in packing.chunk_words(bits):
+        lane_words += [int(words[32 * start + lane * cw + i]) for i in range(cw)]
+        start += cw
+    set_bits = {(wi, b) for wi, wv in enumerate(lane_words) for b in range(32) if wv >> b & 1}
+    expect, w0 = set(), 0
+    for width, _offset in packing.planes(bits):
+        per_word = 16 // width
+        for b in range(width):
+            expect.add((w0 + p // per_word, 16 * h + width * (p % per_word) + b))
+        w0 += width
+    assert set_bits == expect
+    assert int(words.count_nonzero()) == len({w for w, _ in expect})
+
+
+def test_scale_rows_are_permuted_so_a_lane_reads_its_eight_columns_side_by_side() -> None:
+    rows = torch.arange(128, dtype=torch.int32).reshape(1, 128)
+    perm = packing.permute_columns(rows)
+    for g in range(8):
+        for j in range(8):
+            assert int(perm[0, 64 + g * 8 + j]) == 64 + g + 8 * j
+    assert torch.equal(packing.unpermute_columns(perm), rows)
+
+
+def test_signed_codes_are_stored_with_the_bias_so_the_kernel_reads_unsigned() -> None:
+    fmt = _wf("s4", "channel", "f32")
+    q = quantized.quantize(torch.randn(64, 128), QuantFormat(fmt))
+    p = packing.pack(q, dtypes.f16)
+    stored = packing.unpack_blocks(p.data, 4)[:64, :128]
+    assert torch.equal(stored, q.codes() ^ 8)
+
+
+def test_packing_runs_where_the_tensor_lives_and_keeps_dtypes() -> None:
+    q = quantized.quantize(torch.randn(64, 256), presets.get("nvfp4_w4a16"))
+    p = packing.pack(q, dtypes.bf16)
+    assert p.data.dtype is torch.uint8 and p.scales.dtype is torch.uint8  # e4m3 codes stay 8-bit
+    assert p.gscale is not None and p.gscale.dtype is torch.float32
+    q2 = quantized.quantize(torch.randn(64, 256), presets.get("awq_int4"))
+    p2 = packing.pack(q2, dtypes.bf16)
+    assert p2.scales.dtype is torch.bfloat16 and p2.zeros.dtype is torch.bfloat16
+
+
+def test_uneven_act_order_groups_are_refused_with_the_rule() -> None:
+    fmt = presets.get("gptq_int4_act_order")
+    g_idx = torch.zeros(256, dtype=torch.int32)
+    g_idx[200:] = 1
+    q = quantized.quantize(torch.randn(64, 256), fmt, g_idx=g_idx)
+    with pytest.raises(UnsupportedError, match="groups"):
+        packing.pack(q, dtypes.f16)
+
+
+def test_pack_refuses_other_activation_dtypes_and_non_tensors() -> None:
+    q = quantized.quantize(torch.randn(64, 256), presets.get("gptq_int4"))
+    with pytest.raises(InvalidInputError, match="allowed: f16, bf16"):
+        packing.pack(q, dtypes.f32)
+    with pytest.raises(InvalidInputError, match="QuantizedTensor"):
+        packing.pack(torch.zeros(3), dtypes.f16)
+
+
+def test_float_zero_points_are_unsupported_with_an_alternative() -> None:
+    fmt = WeightFormat(dtypes.u4, ScaleSpec(Granularity.GROUP, dtypes.f16, 128), ZeroPointSpec.FLOAT)
+    q = quantized.quantize(torch.randn(64, 256), QuantFormat(fmt))
+    with pytest.raises(UnsupportedError, match="integer zero points"):
+        packing.pack(q, dtypes.f16)
+
+
+def test_padding_holds_zero_codes_and_the_kernel_zero_fills_activations_there() -> None:
+    # Padded k multiply activations the kernel loads as zeros (cp.async zero fill), padded n are never stored.
+    q = quantized.quantize(torch.randn(70, 200), QuantFormat(_wf("u4", "channel", "f16", zp="int")))
+    p = packing.pack(q, dtypes.f16)
+    stored = packing.unpack_blocks(p.data, 4)
+    assert p.k_pad == 256 and p.n_pad == 128
+    assert int(stored[:, 200:].count_nonzero()) == 0 and int(stored[70:].count_nonzero()) == 0
+    assert codec.packed_size(200, 4) == q.data.shape[1]
