@@ -1,0 +1,318 @@
+"""Dense WnA16 GEMM on one GPU: humming against cuBLAS bf16 (torch.matmul) and FP8 (torch._scaled_mm), same run.
+
+    PYTHONPATH=. python3 benchmarks/bench_wna16.py [--quick] [--sweep] [--json FILE]
+
+Timing: each kernel is captured once in a CUDA graph; every sample writes a 512 MB buffer (L2 flushed), then
+times one replay with CUDA events; the median of --reps samples is reported. The roofline is the fewest bytes
+the problem must move (canonical weight codes, scales and zero points, activations, output; GemmProblem.
+bytes_moved) over the device-to-device copy bandwidth measured at the start of the same run (read + written
+bytes over time), or the FLOPs over the bf16 rate cuBLAS reaches on 8192^3 in this run, whichever is larger.
+
+Columns: shape (N x K), M, format, humming us, % of roofline, x over cuBLAS bf16, cuBLAS us, FP8 us.
+--sweep also times a few tile variants per (shape, M) and prints the fastest (to refresh the tuning table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from humming.core import dtypes, packing, presets, quantized  # noqa: E402
+from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightFormat  # noqa: E402
+from humming.core.problem import GemmProblem  # noqa: E402
+from humming.kernels.gemm_dense import Tile  # noqa: E402
+
+SHAPES = ((8192, 8192), (28672, 8192), (8192, 28672), (28672, 4096), (4096, 14336))
+LARGE = SHAPES[1:4]
+W4_MS = (1, 4, 8, 16, 32, 64, 128, 256, 1024, 4096)
+W4 = WeightFormat(dtypes.s4, ScaleSpec(Granularity.GROUP, dtypes.bf16, 128))
+FORMATS = {
+    "w4a16 s4 g128": W4,
+    "w4a16 u4 zp g128": presets.get("awq_int4").weight,
+    "w8a16 s8 ch": WeightFormat(dtypes.s8, ScaleSpec(Granularity.CHANNEL, dtypes.f32)),
+    "w8a16 e4m3 ch": presets.get("fp8_channel_w8a16").weight,
+    "mxfp4": presets.get("mxfp4").weight,
+    "nvfp4": presets.get("nvfp4_w4a16").weight,
+}
+SWEEP = {
+    "decode": (Tile(1, 1, 4, 1, 2, 128, 4, 8, 2), Tile(1, 1, 4, 1, 2, 128, 6, 8, 1), Tile(1, 1, 2, 1, 4, 128, 4, 8, 2),
+               Tile(1, 1, 4, 1, 1, 64, 8, 8, 2), Tile(1, 1, 8, 1, 1, 128, 4, 8, 1), Tile(1, 1, 2, 1, 2, 128, 6, 8, 3),
+               Tile(1, 1, 4, 1, 4, 256, 3, 8, 2), Tile(1, 1, 2, 1, 2, 64, 8, 8, 4)),
+    "m64": (Tile(1, 4, 4, 1, 2, 128, 4, 8, 1), Tile(2, 2, 4, 1, 1, 128, 4, 8, 1), Tile(1, 4, 2, 1, 2, 128, 4, 8, 2),
+            Tile(2, 2, 2, 1, 2, 128, 4, 8, 1), Tile(1, 4, 4, 1, 1, 64, 6, 8, 1)),
+    "large": (Tile(2, 4, 4, 1, 1, 64, 4, 8, 1), Tile(2, 4, 2, 1, 1, 64, 4, 8, 1), Tile(4, 2, 2, 1, 1, 64, 4, 8, 1),
+              Tile(2, 4, 4, 1, 1, 128, 3, 8, 1), Tile(2, 4, 2, 1, 1, 64, 5, 8, 2), Tile(4, 2, 4, 1, 1, 64, 4, 8, 1)),
+}
+
+
+class Timer:
+    """CUDA-graph replays with the L2 flushed before each, median of ``reps``."""
+
+    def __init__(self, reps: int) -> None:
+        self.reps = reps
+        self.flush_buf = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
+
+        self.stream = torch.cuda.Stream()
+
+    def __call__(self, fn) -> float:
+        with torch.cuda.stream(self.stream):  # warm on the capture stream too (per-stream workspaces)
+            for _ in range(2):
+                fn()
+        for _ in range(2):
+            fn()
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=self.stream):
+            fn()
+        starts = [torch.cuda.Event(enable_timing=True) for _ in range(self.reps)]
+        ends = [torch.cuda.Event(enable_timing=True) for _ in range(self.reps)]
+        for i in range(self.reps):
+            self.flush_buf.fill_(i & 0xFF)
+            starts[i].record()
+            g.replay()
+            ends[i].record()
+        torch.cuda.synchronize()
+        return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends))
+
+
+def copy_bandwidth(timer: Timer) -> float:
+    """Bytes per second of a 2 GiB device-to-device copy by an SM kernel, counting bytes read plus written.
+
+    Not ``b.copy_(a)``: captured in a graph that becomes a memcpy node on the copy engines, which measured
+    2.77 TB/s on the H200 (2026-12-02) against about 4.25 TB/s for a kernel (ANCHORS.md)."""
+    a = torch.randn(1 << 29, device="cuda")
+    b = torch.empty_like(a)
+    us = timer(lambda: torch.neg(a, out=b))
+    del a, b
+    return 2 * 4 * (1 << 29) / (us * 1e-6)
+
+
+def bf16_rate(timer: Timer) -> float:
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    us = timer(lambda: a @ b)
+    return 2 * 8192**3 / (us * 1e-6)
+
+
+def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: Timer, *, sweep: bool,
+                 roof, results: list, baselines: dict) -> None:
+    import humming.ops as hg
+
+    w = torch.randn(n, k, device="cuda")
+    q = quantized.quantize(w, QuantFormat(fmt))
+    del w
+    pw = packing.pack(q, dtypes.bf16)
+    del q
+    caps, tuner, sms = hg._device(0)
+    for m in ms:
+        x = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+        out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        problem = GemmProblem(m, n, k, fmt, dtypes.bf16, dtypes.bf16)
+        plans = [tuner.plan(problem, caps, sms)]
+        if sweep:
+            group = "decode" if m <= 16 else ("m64" if m <= 128 else "large")
+            for tile in SWEEP[group]:
+                for sched in ("stream-k", "data-parallel"):
+                    try:
+                        plans.append(tuner.plan(problem, caps, sms, tile=tile, schedule=sched))
+                    except Exception:  # noqa: BLE001 - a variant that does not apply to this problem
+                        pass
+        from humming.core.build import compile_many
+
+        compile_many([p.spec for p in plans])
+        best = None
+        chosen = None
+        variants = []
+        for i, plan in enumerate(plans):
+            try:
+                us = timer(lambda: hg.launch(out, x, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, None, fmt,
+                                             n, k, plan))
+            except Exception as exc:  # noqa: BLE001
+                print(f"  {n}x{k} M={m} variant {i} failed: {str(exc).splitlines()[0]}", flush=True)
+                continue
+            variants.append((str(plan.spec.tile), plan.schedule, round(us, 2)))
+            if i == 0:
+                chosen = us
+            if best is None or us < best[0]:
+                best = (us, plan)
+        if chosen is None:
+            continue
+        base = baselines.get((n, k, m), {})
+        floor = roof(problem)
+        row = {"shape": f"{n}x{k}", "m": m, "format": fmt.describe(), "us": chosen, "roof_us": floor,
+               "pct_roof": 100 * floor / chosen, "cublas_us": base.get("cublas"), "fp8_us": base.get("fp8"),
+               "x_cublas": (base["cublas"] / chosen) if base.get("cublas") else None,
+               "tile": plans[0].spec.tile.describe(), "schedule": plans[0].schedule}
+        if sweep and best is not None:
+            row["variants"] = variants
+            row["best_us"] = best[0]
+            row["best"] = f"{best[1].spec.tile} {best[1].schedule}"
+        results.append(row)
+        print(f"  {row['shape']:>11} M={m:<5} {fmt.describe()[:40]:<40} {chosen:8.1f} us {row['pct_roof']:5.1f}% roof"
+              + (f"  best {best[0]:.1f} us {row.get('best', '')}" if sweep else ""), flush=True)
+
+
+def baseline_cases(shapes, ms, timer: Timer) -> dict:
+    out = {}
+    for n, k in shapes:
+        wt = torch.randn(n, k, device="cuda").to(torch.bfloat16)
+        w8 = wt.to(torch.float8_e4m3fn)
+        one = torch.ones((), device="cuda")
+        for m in ms:
+            x = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+            row = {"cublas": timer(lambda: torch.matmul(x, wt.T))}
+            try:
+                x8 = x.to(torch.float8_e4m3fn)
+                row["fp8"] = timer(lambda: torch._scaled_mm(x8, w8.T, one, one, out_dtype=torch.bfloat16))
+            except Exception:  # noqa: BLE001 - _scaled_mm needs M % 16 == 0 on some builds
+                row["fp8"] = None
+            out[(n, k, m)] = row
+        del wt, w8
+    return out
+
+
+def _case_module():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "tests" / "gpu" / "test_gemm_dense_gpu.py"
+    spec = importlib.util.spec_from_file_location("gemm_dense_gpu_cases", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def check_matrix(first: int = 0) -> int:
+    """Correctness of every format x act x M of tests/gpu/test_gemm_dense_gpu.py, one line per (format, act),
+    from format index ``first``. A CUDA error poisons the context: print NEXT <index> and stop (the parent
+    restarts a fresh process there). Returns the failures seen."""
+    mod = _case_module()
+    t = time.time()
+    mod.compile_all()
+    print(f"compiled the test kernels in {time.time() - t:.1f} s", flush=True)
+    failures = 0
+    names = list(mod.FORMATS)
+    for index in range(first, len(names)):
+        fmt_id = names[index]
+        for act in (dtypes.f16, dtypes.bf16):
+            marks = []
+            for m in mod.MS:
+                try:
+                    for i, shape in enumerate(mod.SHAPES):
+                        mod._run(fmt_id, act, m, shape, bias=(m + i) % 2 == 1, out=act)
+                    marks.append(f"{m}:ok")
+                except Exception as exc:  # noqa: BLE001
+                    failures += 1
+                    marks.append(f"{m}:FAIL")
+                    print(f"    {fmt_id} {act} M={m}: {str(exc)[:400]}", flush=True)
+                    if "CUDA error" in str(exc) or "illegal" in str(exc):
+                        print(f"  {fmt_id:<22} {act.name:<5} {' '.join(marks)}  (CUDA error: restarting)", flush=True)
+                        print(f"NEXT {index + 1} FAILED {index}", flush=True)
+                        return failures
+            print(f"  {fmt_id:<22} {act.name:<5} {' '.join(marks)}", flush=True)
+    print(f"NEXT {len(names)}", flush=True)
+    return failures
+
+
+def check_isolated() -> None:
+    """check_matrix in child processes, restarting after any CUDA error; lists the formats that crashed."""
+    import re
+    import subprocess
+
+    count = len(_case_module().FORMATS)
+    first, crashed = 0, []
+    while first < count:
+        out = subprocess.run([sys.executable, __file__, "--check-from", str(first)], capture_output=True, text=True)
+        sys.stdout.write(out.stdout[-20000:])
+        nxt = re.findall(r"^NEXT (\d+)(?: FAILED (\d+))?", out.stdout, re.M)
+        if not nxt:
+            print(f"  child died at format {first}: {out.stderr[-1500:]}", flush=True)
+            crashed.append(first)
+            first += 1
+            continue
+        first = int(nxt[-1][0])
+        if nxt[-1][1]:
+            crashed.append(int(nxt[-1][1]))
+    names = list(_case_module().FORMATS)
+    print(f"check done; formats with a CUDA error: {[names[i] for i in crashed] or 'none'}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="W4A16 on the large shapes at M = 1, 16, 64, 1024 only")
+    ap.add_argument("--sweep", action="store_true", help="also time tile variants and print the fastest")
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--formats", default="all", help="comma list of format ids, or all")
+    ap.add_argument("--json", default="")
+    ap.add_argument("--no-baselines", action="store_true", help="skip the cuBLAS and FP8 timings")
+    ap.add_argument("--check", action="store_true", help="run the correctness matrix (isolated processes) only")
+    ap.add_argument("--check-from", type=int, default=-1, help=argparse.SUPPRESS)
+    ap.add_argument("--diagnose", type=int, default=-1, help="run one case of format #i once, save its cubin to $OUT")
+    args = ap.parse_args()
+    if args.diagnose >= 0:
+        import os
+
+        from humming.core.build import compile_spec
+        from humming.ops import plan_for
+
+        mod = _case_module()
+        name = list(mod.FORMATS)[args.diagnose]
+        fmt = mod.FORMATS[name]
+        n, k = mod.SHAPES[0][0], mod._k_for(fmt, mod.SHAPES[0][1])
+        plan = plan_for(GemmProblem(1, n, k, fmt, dtypes.f16, dtypes.f16, True), 0)
+        Path(os.environ.get("OUT", "."), "diag.cubin").write_bytes(compile_spec(plan.spec).binary)
+        print(f"diagnose {name}: {plan.spec.describe()}", flush=True)
+        mod._run(name, dtypes.f16, 1, mod.SHAPES[0], bias=True, out=dtypes.f16)
+        torch.cuda.synchronize()
+        print("diagnose: ran without error", flush=True)
+        return
+    if args.check_from >= 0:
+        check_matrix(args.check_from)
+        return
+    if args.check:
+        check_isolated()
+        return
+    timer = Timer(args.reps)
+    t0 = time.time()
+    bw = copy_bandwidth(timer)
+    rate = bf16_rate(timer)
+    print(f"copy bandwidth {bw / 1e12:.3f} TB/s, cuBLAS bf16 8192^3 {rate / 1e12:.0f} TFLOP/s "
+          f"({torch.cuda.get_device_name()}, torch {torch.__version__})", flush=True)
+
+    def roof(p: GemmProblem) -> float:
+        return max(p.bytes_moved() / bw, p.flops / rate) * 1e6
+
+    shapes = LARGE if args.quick else SHAPES
+    w4_ms = (1, 16, 64, 1024) if args.quick else W4_MS
+    baselines = {} if args.no_baselines else baseline_cases(shapes, w4_ms, timer)
+    results: list = []
+    names = list(FORMATS) if args.formats == "all" else args.formats.split(",")
+    for name in names:
+        fmt = FORMATS[name]
+        is_w4 = name.startswith("w4a16 s4")
+        for n, k in (shapes if is_w4 else LARGE):
+            ms = w4_ms if is_w4 else (1, 16)
+            humming_case(fmt, n, k, ms, timer, sweep=args.sweep and is_w4, roof=roof, results=results,
+                         baselines=baselines)
+            torch.cuda.empty_cache()
+    print(f"\n{'shape':>11} {'M':>5} {'format':<44} {'us':>8} {'%roof':>6} {'xcuBLAS':>8} {'cuBLAS':>8} {'FP8':>8}")
+    for r in results:
+        x = f"{r['x_cublas']:.2f}x" if r["x_cublas"] else "-"
+        cb = f"{r['cublas_us']:.1f}" if r["cublas_us"] else "-"
+        f8 = f"{r['fp8_us']:.1f}" if r["fp8_us"] else "-"
+        print(f"{r['shape']:>11} {r['m']:>5} {r['format'][:44]:<44} {r['us']:8.1f} {r['pct_roof']:6.1f} {x:>8} "
+              f"{cb:>8} {f8:>8}" + (f"  best {r['best_us']:.1f} {r['best']}" if "best" in r else ""))
+    print(f"total {time.time() - t0:.0f} s")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"copy_bw": bw, "bf16_rate": rate, "rows": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
