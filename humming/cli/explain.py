@@ -23,6 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "or bf16 when its activations stay 16-bit)")
     p.add_argument("--accumulator", default=None, help="accumulator dtype (default: s32 for ints, f32 otherwise)")
     p.add_argument("--vendor", default=None, help="the vendor, when two vendors declare the same target name")
+    p.add_argument("--m", type=int, default=None, help="with --n and --k and a preset: also show the kernel the "
+                                                          "target's tuner plans for this GEMM, and why")
+    p.add_argument("--n", type=int, default=None, help="output features (rows of the weight)")
+    p.add_argument("--k", type=int, default=None, help="input features")
+    p.add_argument("--sm-count", type=int, default=None,
+                   help="SMs to plan the grid for (default: the largest of the target's SKUs)")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
     p.set_defaults(func=run)
 
@@ -32,8 +38,51 @@ def run(args: argparse.Namespace, manager: DeviceManager | None = None) -> int:
     manager = manager or get_manager()
     caps = manager.capabilities(args.target, args.vendor)
     verdict = _verdict(args, caps, manager)
-    print(json.dumps(verdict.to_json(), indent=2) if args.json else render_verdict(verdict))
-    return 0 if verdict.ok else 2
+    plan, plan_error = _plan(args, caps, verdict, manager) if verdict.ok else (None, None)
+    if args.json:
+        out = verdict.to_json()
+        if plan is not None or plan_error is not None:
+            out["plan"] = {"kernel": plan.spec.describe(), "grid": plan.grid, "block": plan.block, "smem": plan.smem,
+                           "schedule": plan.schedule, "why": list(plan.reasons)} if plan else {"error": plan_error}
+        print(json.dumps(out, indent=2))
+    else:
+        print(render_verdict(verdict))
+        if plan is not None:
+            # The verdict above is what the capability offers; this is the kernel humming has and would run.
+            print("\nkernel plan (the kernel humming runs for this GEMM, from the target's tuner):\n" + plan.explain())
+        elif plan_error is not None:
+            print(f"\nno kernel: {plan_error}")
+    return 0 if verdict.ok and plan_error is None else 2
+
+
+def _plan(args: argparse.Namespace, caps, verdict: Verdict, manager: DeviceManager):
+    """(KernelPlan, None), (None, why no kernel), or (None, None) when no GEMM shape was asked about."""
+    sizes = (args.m, args.n, args.k)
+    if all(v is None for v in sizes):
+        return None, None
+    if any(v is None for v in sizes):
+        raise InvalidInputError("--m, --n and --k go together: give all three to see the kernel plan")
+    try:
+        fmt = presets.get(args.weights)
+    except InvalidInputError:
+        raise InvalidInputError(f"--m/--n/--k need a format preset for --weights (the plan depends on its scales "
+                                f"and zero points), not the dtype {args.weights!r}; presets: "
+                                f"{', '.join(presets.names())}") from None
+    from humming.core.problem import GemmProblem
+    from humming.errors import HummingError
+
+    sms = args.sm_count or max((s.sm_count for s in caps.skus if s.sm_count), default=0)
+    if sms <= 0:
+        raise InvalidInputError(f"{caps.target.arch} lists no SM count in its SKUs; pass --sm-count")
+    tuner = manager.tuner(caps.target)
+    if tuner is None:
+        return None, f"plugin {manager.plugin_of(caps.target)!r} supplies no GEMM tuner for {caps.target.arch}"
+    try:
+        problem = GemmProblem(args.m, args.n, args.k, fmt.weight, activation=verdict.activation,
+                              out=verdict.activation if verdict.activation.bits == 16 else DType.parse("bf16"))
+        return tuner.plan(problem, caps, sms), None
+    except HummingError as exc:
+        return None, str(exc).splitlines()[0]
 
 
 def _verdict(args: argparse.Namespace, caps, manager: DeviceManager) -> Verdict:

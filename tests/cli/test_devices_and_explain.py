@@ -122,3 +122,22 @@ def test_explain_refuses_a_preset_with_contradicting_activations(capsys):
     assert "has e2m1 activations" in capsys.readouterr().err
     assert main(["explain", "--target", "sm_100a", "--weights", "s4"]) == 2
     assert "--activations is required" in capsys.readouterr().err
+
+
+def test_explain_with_a_shape_shows_the_tuners_kernel_plan_and_why(capsys):
+    assert main(["explain", "--target", "sm_90a", "--weights", "gptq_int4", "--activations", "f16",
+                 "--m", "16", "--n", "28672", "--k", "8192"]) == 0
+    out = capsys.readouterr().out
+    assert "kernel plan" in out and "GemmDenseSpec" in out and "CTAs" in out and "why: M=16" in out
+    assert main(["explain", "--target", "sm_90a", "--weights", "gptq_int4", "--m", "1", "--n", "4096", "--k", "4096",
+                 "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)["plan"]
+    assert plan["grid"] and plan["why"]
+
+
+def test_explain_shape_options_need_all_three_and_a_preset(capsys):
+    assert main(["explain", "--target", "sm_90a", "--weights", "gptq_int4", "--m", "16"]) == 2
+    assert "go together" in capsys.readouterr().err
+    assert main(["explain", "--target", "sm_90a", "--weights", "s4", "--activations", "f16",
+                 "--m", "1", "--n", "256", "--k", "256"]) == 2
+    assert "need a format preset" in capsys.readouterr().err
