@@ -39,6 +39,14 @@ def _tail(lines: deque[str]) -> str:
     return "".join(lines)[-3000:]
 
 
+def run_device_level(suite: Suite, level: str, ids: Sequence[str]) -> list[CaseResult]:
+    """A device level's cases: skipped, each with the reason, without a device; else run in child processes."""
+    if suite.device is None:
+        reason = f"no device: the {level} level runs on a present device (humming conformance --device ID)"
+        return [suite.result(i, level, Status.SKIPPED, reason) for i in ids]
+    return run_cases(suite, level, ids)
+
+
 def run_cases(suite: Suite, level: str, ids: Sequence[str], *, label: str = "",
               module: str | None = None) -> list[CaseResult]:
     """Run ``ids`` of ``level`` on ``suite.device`` in child processes; one result per id, in order.

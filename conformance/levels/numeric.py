@@ -28,7 +28,6 @@ from conformance.runner import CaseResult, Skip, Status, Suite, error_text, outc
 
 LEVEL = "numeric"
 PROBE = f"{LEVEL}/probe/"
-NO_DEVICE = "no device: the numeric level runs on a present device (humming conformance --device ID)"
 
 
 def case_ids(suite: Suite) -> list[str]:
@@ -38,10 +37,7 @@ def case_ids(suite: Suite) -> list[str]:
 
 
 def run(suite: Suite) -> list[CaseResult]:
-    ids = case_ids(suite)
-    if suite.device is None:
-        return [suite.result(i, LEVEL, Status.SKIPPED, NO_DEVICE) for i in ids]
-    return worker.run_cases(suite, LEVEL, ids)
+    return worker.run_device_level(suite, LEVEL, case_ids(suite))
 
 
 # ---- in the worker -----------------------------------------------------------------------------------------------

@@ -26,7 +26,6 @@ from conformance import worker
 from conformance.runner import CaseResult, Skip, Status, Suite, error_text, outcome_of
 
 LEVEL = "perf"
-NO_DEVICE = "no device: the perf level runs on a present device (humming conformance --device ID)"
 MMA_DTYPES = ("f16", "bf16", "tf32", "e4m3", "s8")
 MMA_SIZE = 8192
 COPY_BYTES = 2 << 30
@@ -43,10 +42,7 @@ def case_ids(suite: Suite) -> list[str]:
 
 
 def run(suite: Suite) -> list[CaseResult]:
-    ids = case_ids(suite)
-    if suite.device is None:
-        return [suite.result(i, LEVEL, Status.SKIPPED, NO_DEVICE) for i in ids]
-    return worker.run_cases(suite, LEVEL, ids)
+    return worker.run_device_level(suite, LEVEL, case_ids(suite))
 
 
 # ---- timing ------------------------------------------------------------------------------------------------------
