@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Mapping
 
 from humming.core.dtypes import DType
-from humming.errors import InvalidInputError
 
 
 class Provenance(enum.Enum):
@@ -326,12 +325,3 @@ def check_capabilities(caps: DeviceCapabilities) -> list[str]:
         problems.append("preview: a preview target must list its unknown facts in 'unknown'")
     return problems
 
-
-def dtype_set(values: Iterable[DType | str]) -> frozenset[DType]:
-    return frozenset(DType.parse(v) for v in values)
-
-
-def require_known(value: object, what: str) -> object:
-    if value is None:
-        raise InvalidInputError(f"{what} is not known for this target")
-    return value

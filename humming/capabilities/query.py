@@ -194,7 +194,7 @@ def _warnings(caps: DeviceCapabilities, path: InstructionPath, a: DType, w: DTyp
         operand = path.weight_conversion or w
         warnings.append(
             f"{a} x {operand} runs on {fam} on {caps.target.arch}: {primary}, the fastest MMA family here, has no "
-            f"{a} form with {acc_name(path)} accumulation; expect much lower tensor throughput than {primary} paths")
+            f"{a} form with {path.instruction.acc} accumulation; expect much lower tensor throughput than {primary} paths")
     if path.instruction.emulated:
         warnings.append(f"{path.instruction.describe()} is emulated on {caps.target.arch}: "
                         f"{path.instruction.emulation}; it computes the right result at a fraction of the rate")
@@ -204,10 +204,6 @@ def _warnings(caps: DeviceCapabilities, path: InstructionPath, a: DType, w: DTyp
             warnings.append(f"{dt} is a hidden tensor-core format on {caps.target.arch} (not in the ISA; verified: "
                             f"{hidden.verified_on})")
     return tuple(dict.fromkeys(warnings))
-
-
-def acc_name(path: InstructionPath) -> str:
-    return path.instruction.acc.name
 
 
 def _reasons(caps: DeviceCapabilities, paths: Sequence[InstructionPath]) -> tuple[str, ...]:

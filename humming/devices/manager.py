@@ -162,7 +162,7 @@ class DeviceManager:
     def _call_each(self, hook: str, kwargs: dict[str, Any]) -> list[tuple[str, Any]]:
         out = []
         for impl in self._impls(hook):
-            if not self._status[impl.plugin_name].ok and hook != "humming_api_version":
+            if not self._status[impl.plugin_name].ok:
                 continue  # a plugin already found broken is not asked again
             for value in self._call_one(impl.plugin_name, hook, kwargs):
                 out.append((impl.plugin_name, value))
