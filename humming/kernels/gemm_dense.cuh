@@ -8,7 +8,10 @@
 //   16x64 block of 4-bit weights feeds eight MMAs; dequantisation in registers (humming/dequant);
 // - a STAGES-deep cp.async pipeline of (A, W, scales, zeros) tiles, weights with an L2 evict-first policy;
 // - Stream-K over (tile, k-step) iterations so that small M fills every SM (humming/scheduler);
-// - epilogue: channel scale, global scale, bias, f16/bf16 output; split tiles reduced deterministically.
+// - epilogue: channel scale, global scale, bias, f16/bf16 output; split tiles reduced deterministically;
+// - for M <= 8, swapped operands (SWAP_AB): D^T = W x A^T with the weights as the m16 operand and the
+//   activations as the n8 one, so a 16 x 64 weight block costs four MMAs instead of eight. The same
+//   dequantised pairs feed either form (a B pair (k, n) and an A pair (n, k) hold the same two weights).
 #pragma once
 #include <humming/arch/convert.cuh>
 #include <humming/arch/memory.cuh>
@@ -22,7 +25,22 @@
 #include <humming/memory/stage.cuh>
 #include <humming/scheduler/stream_k.cuh>
 
+// Ablation switch for timing experiments only (benchmarks/profile_wna16.py --ablate): 0 = the real kernel.
+// 1: no MMAs; 2: no dequantisation (raw words into the MMAs); 3: neither (loads and the pipeline only).
+#ifndef HM_ABLATE
+#define HM_ABLATE 0
+#endif
+
 namespace humming {
+
+template <bool C, class T, class F>
+struct Select {
+  using type = T;
+};
+template <class T, class F>
+struct Select<false, T, F> {
+  using type = F;
+};
 
 enum WeightKind : int { kWeightInt = 0, kWeightFloat = 1 };
 enum ZeroMode : int { kZeroConst = 0, kZeroGroup = 1 };
@@ -46,7 +64,8 @@ template <class Act_,        // f16_t | bf16_t: activation and MMA operand type
           int BK_,                   // k per pipeline stage
           int STAGES_,               // pipeline depth
           int GROUP_M_,              // m tiles that walk N together (L2 reuse at large M)
-          int MIN_BLOCKS_>           // CTAs per SM the register budget is made for
+          int MIN_BLOCKS_,           // CTAs per SM the register budget is made for
+          bool SWAP_AB_>             // true: weights are the MMA's A operand, activations its n8 B (M <= 8)
 struct GemmDenseConfig {
   using Act = Act_;
   using Out = Out_;
@@ -55,6 +74,8 @@ struct GemmDenseConfig {
   static constexpr int kSMode = SMODE_, kSDT = SDT_, kGS = GS_;
   static constexpr int kWarpM = WARP_M_, kFragM = FRAG_M_, kWarpN = WARP_N_, kFragN = FRAG_N_, kWarpK = WARP_K_;
   static constexpr int kBK = BK_, kStages = STAGES_, kGroupM = GROUP_M_, kMinBlocks = MIN_BLOCKS_;
+  static constexpr bool kSwapAB = SWAP_AB_;
+  static_assert(!kSwapAB || (WARP_M_ == 1 && FRAG_M_ == 1), "swapped operands serve one m16 block (M <= 8)");
   static constexpr int kWarps = kWarpM * kWarpN * kWarpK;
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kBM = kWarpM * kFragM * 16;
@@ -98,6 +119,41 @@ struct GemmDense {
   static constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, S = Cfg::kStages;
   static constexpr int FM = Cfg::kFragM, FN = Cfg::kFragN;
   using Acc = mma::Accumulators<FM, FN>;
+  // Swapped form: per n64 block, four m16 (= 16 output columns) fragments of n8 (= 8 rows of M).
+  struct SwapAcc {
+    float d[FN][4][4];
+    HM_DEVICE void zero() {
+#pragma unroll
+      for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+        for (int f = 0; f < 4; ++f)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) d[fn][f][e] = 0.0f;
+    }
+  };
+  using MainAcc = typename Select<Cfg::kSwapAB, SwapAcc, Acc>::type;
+
+  // D^T fragments back into the m16n8 layout the epilogue takes: lane (g, t) needs rows m = g and columns
+  // n = 8j + 2t (+1), held by lane 8t + g/2 (+4) in register 2(j&1) + (g&1) of fragment j/2. Rows 8..15
+  // (past M <= 8) are zero.
+  static HM_DEVICE void unswap(const SwapAcc& s, Acc& acc, int lane) {
+    const int g = lane >> 2, t = lane & 3;
+    const int src0 = 8 * t + (g >> 1), src1 = src0 + 4;
+    const bool odd = (g & 1) != 0;
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const float(&d)[4] = s.d[fn][j >> 1];
+        const int e = 2 * (j & 1);
+        const float x0 = __shfl_sync(0xffffffffu, d[e], src0), y0 = __shfl_sync(0xffffffffu, d[e + 1], src0);
+        const float x1 = __shfl_sync(0xffffffffu, d[e], src1), y1 = __shfl_sync(0xffffffffu, d[e + 1], src1);
+        acc.c[0][fn][j][0] = odd ? y0 : x0;
+        acc.c[0][fn][j][1] = odd ? y1 : x1;
+        acc.c[0][fn][j][2] = 0.0f;
+        acc.c[0][fn][j][3] = 0.0f;
+      }
+  }
 
   // ---- loads -------------------------------------------------------------------------------------------
   static constexpr int kZRowK = Cfg::kZGS;  // 0: one zero row for all of K
@@ -167,18 +223,47 @@ struct GemmDense {
       }
   }
 
-  static HM_DEVICE void compute_stage(const char* base, Acc& acc, Zero& zero, const dequant::Masks& masks, int wm,
+  // Group scales applied to f32 partial sums once per group instead of to every operand pair: integer codes
+  // dequantise to the exact small integers c - z, each warp's k16 steps of a stage hold whole groups, and the
+  // swapped form has half the accumulators per weight block (one FFMA per accumulator and group).
+  static constexpr bool kAccScale = Cfg::kSwapAB && Cfg::kSMode == kScaleGroup && Cfg::kWKind == kWeightInt &&
+                                    (Cfg::kKStepsPerWarp * 16) % Cfg::kGS == 0;
+  using GroupAcc = float[FN][4][4];
+
+  static HM_DEVICE void apply_group_scales(MainAcc& acc, const GroupAcc& part, const u32 (&scale)[FN][8]) {
+    if constexpr (kAccScale) {
+#pragma unroll
+      for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+        for (int f = 0; f < 4; ++f)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)  // d[f][e] is column 16f + g + 8(e/2): the pair j = 2f + e/2
+            acc.d[fn][f][e] = fmaf(arch::to_f32(Act{}, scale[fn][2 * f + e / 2]), part[fn][f][e], acc.d[fn][f][e]);
+    }
+  }
+
+  static HM_DEVICE void compute_stage(const char* base, MainAcc& acc, Zero& zero, const dequant::Masks& masks, int wm,
                                       int wn, int wk, int lane) {
     constexpr int B = Cfg::kWBits;
     const int g = lane >> 2;
     const u32 sW = arch::smem_u32(base + Stage::kW);
     const u32 sA = arch::smem_u32(base + Stage::kA);
     u32 scale[FN][8];
+    GroupAcc part;  // kAccScale: this group's unscaled sums
 #pragma unroll
     for (int i = 0; i < Cfg::kKStepsPerWarp; ++i) {
       const int ks = wk * Cfg::kKStepsPerWarp + i;
       if constexpr (Stage::kSRows > 0) {
         if (i == 0 || (ks * 16) % Cfg::kGS == 0) {
+          if constexpr (kAccScale) {
+            if (i > 0) apply_group_scales(acc, part, scale);
+#pragma unroll
+            for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+              for (int f = 0; f < 4; ++f)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) part[fn][f][e] = 0.0f;
+          }
           const int row = Cfg::kGS >= BK ? 0 : (ks * 16) / Cfg::kGS;
 #pragma unroll
           for (int fn = 0; fn < FN; ++fn)
@@ -213,13 +298,33 @@ struct GemmDense {
         u32 w[B];
         memory::load_block_words<B>(w, sW + (ks * (BN / 64) + wn * FN + fn) * Stage::kBlockBytes, lane);
         u32 b[8][2];
+#if HM_ABLATE == 2 || HM_ABLATE == 3
+#pragma unroll
+        for (int j = 0; j < 8; ++j) b[j][0] = w[j % B], b[j][1] = w[(j + 1) % B];
+#else
         dequant_pairs<0>(w, b, scale[fn], zero, masks, fn);
+#endif
+#if HM_ABLATE == 1 || HM_ABLATE == 3
 #pragma unroll
-        for (int fm = 0; fm < FM; ++fm)
+        for (int j = 0; j < 8; ++j) asm volatile("" ::"r"(b[j][0]), "r"(b[j][1]), "r"(a[0][j % 4]));
+#else
+        if constexpr (Cfg::kSwapAB) {
+          const u32 x[2] = {a[0][0], a[0][2]};  // rows 0..7 of the A tile, k low / high: the n8 operand
 #pragma unroll
-          for (int j = 0; j < 8; ++j) arch::mma_m16n8k16(Act{}, acc.c[fm][fn][j], a[fm], b[j]);
+          for (int f = 0; f < 4; ++f) {
+            const u32 wa[4] = {b[2 * f][0], b[2 * f + 1][0], b[2 * f][1], b[2 * f + 1][1]};
+            arch::mma_m16n8k16(Act{}, kAccScale ? part[fn][f] : acc.d[fn][f], wa, x);
+          }
+        } else {
+#pragma unroll
+          for (int fm = 0; fm < FM; ++fm)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) arch::mma_m16n8k16(Act{}, acc.c[fm][fn][j], a[fm], b[j]);
+        }
+#endif
       }
     }
+    if constexpr (kAccScale) apply_group_scales(acc, part, scale);
   }
 
   // Pair P of the sixteen operand pairs (eight B fragments) of one block, then the rest.
@@ -250,7 +355,7 @@ struct GemmDense {
         if constexpr (kFixInDequant && Cfg::kWBias != ActTraits<Act>::bias)
           v = arch::mul2(act, v, dequant::float_fix(act, Cfg::kWBias));
       }
-      if constexpr (Cfg::kSMode == kScaleGroup) v = arch::mul2(act, v, scale[j]);
+      if constexpr (Cfg::kSMode == kScaleGroup && !kAccScale) v = arch::mul2(act, v, scale[j]);
       b[j][P % 2] = v;
       dequant_pairs<P + 1>(w, b, scale, z, masks, fn);
     }
@@ -295,7 +400,7 @@ struct GemmDense {
       arch::cp_async_commit();
     }
 
-    Acc acc;
+    MainAcc acc;
     acc.zero();
     Zero zero;
     const_zero(zero);
@@ -324,8 +429,15 @@ struct GemmDense {
       if (++c_kt == k_iters || it + 1 == end) {
         int mt, nt;
         scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
-        epilogue::finish_tile<Cfg>(p, sk, smem + Cfg::kStages * Stage::kBytes, acc, c_tile, mt, nt, seg_begin, it + 1,
-                                   begin, wm, wn, wk, lane, epilogue_fix());
+        if constexpr (Cfg::kSwapAB) {
+          Acc full;
+          unswap(acc, full, lane);
+          epilogue::finish_tile<Cfg>(p, sk, smem + Cfg::kStages * Stage::kBytes, full, c_tile, mt, nt, seg_begin,
+                                     it + 1, begin, wm, wn, wk, lane, epilogue_fix());
+        } else {
+          epilogue::finish_tile<Cfg>(p, sk, smem + Cfg::kStages * Stage::kBytes, acc, c_tile, mt, nt, seg_begin,
+                                     it + 1, begin, wm, wn, wk, lane, epilogue_fix());
+        }
         acc.zero();
         seg_begin = it + 1;
         c_kt = 0;
@@ -343,14 +455,14 @@ namespace humming {
 // The kernel the twin instantiates: template arguments in GemmDenseSpec's declaration order.
 template <class Act, class Out, int WBITS, int WKIND, int WE, int WM, int WBIAS, int ZMODE, int ZCONST, int ZGS,
           int SMODE, int SDT, int GS, int WARP_M, int FRAG_M, int WARP_N, int FRAG_N, int WARP_K, int BK, int STAGES,
-          int GROUP_M, int MIN_BLOCKS>
+          int GROUP_M, int MIN_BLOCKS, bool SWAP_AB>
 __global__ void __launch_bounds__(32 * WARP_M * WARP_N * WARP_K, MIN_BLOCKS)
 gemm_dense(const void* __restrict__ a, const void* __restrict__ w, const void* __restrict__ scales,
            const void* __restrict__ zeros, const float* __restrict__ chscale, const float* __restrict__ gscale,
            const void* __restrict__ bias, void* __restrict__ c, float* __restrict__ ws, int* __restrict__ counters,
            int m, int n, int k, int lda, int ldc, int nb64, int k_pad, int m_tiles, int n_tiles) {
   using Cfg = GemmDenseConfig<Act, Out, WBITS, WKIND, WE, WM, WBIAS, ZMODE, ZCONST, ZGS, SMODE, SDT, GS, WARP_M, FRAG_M,
-                              WARP_N, FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS>;
+                              WARP_N, FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_AB>;
   const GemmDenseArgs p{a, w, scales, zeros, chscale, gscale, bias, c, ws, counters, m, n, k, lda, ldc,
                         nb64, k_pad, m_tiles, n_tiles};
   GemmDense<Cfg>::run(p);

@@ -1,0 +1,112 @@
+"""One dense WnA16 GEMM on one GPU: time tile variants side by side, or launch one plan in a loop for ncu.
+
+    PYTHONPATH=. python3 benchmarks/profile_wna16.py --format "w4a16 s4 g128" --n 28672 --k 8192 --m 1 \
+        [--tiles "1,1,4,1,4,256,3,8,1 stream-k; 1,1,4,1,2,128,6,8,1"] [--loop 3]
+
+--tiles: semicolon-separated variants, each the nine Tile fields (warp_m, frag_m, warp_n, frag_n, warp_k, bk,
+stages, group_m, min_blocks[, swap_ab 0/1]) and optionally a schedule; the tuner's own plan is always timed first.
+--loop N: no timing; launch the tuner's plan (or the first variant) N times, for `ncu --launch-skip`.
+Timing is bench_wna16's Timer (CUDA-graph replay, L2 flushed, median); the line shows us and % of roofline
+against the copy bandwidth measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_wna16 import FORMATS, Timer, copy_bandwidth  # noqa: E402
+
+from humming.core import dtypes, packing, quantized  # noqa: E402
+from humming.core.build import compile_many  # noqa: E402
+from humming.core.formats import QuantFormat  # noqa: E402
+from humming.core.problem import GemmProblem  # noqa: E402
+from humming.kernels.gemm_dense import Tile  # noqa: E402
+
+
+def parse_variants(text: str) -> list[tuple[Tile, str | None]]:
+    out = []
+    for item in filter(None, (s.strip() for s in text.split(";"))):
+        fields, _, sched = item.partition(" ")
+        values = [int(v) for v in fields.split(",")]
+        if len(values) == 10:
+            values[9] = bool(values[9])  # swap_ab
+        out.append((Tile(*values), sched.strip() or None))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--format", default="w4a16 s4 g128", help=f"one of {list(FORMATS)}")
+    ap.add_argument("--n", type=int, default=28672)
+    ap.add_argument("--k", type=int, default=8192)
+    ap.add_argument("--m", default="1", help="comma list of M")
+    ap.add_argument("--act", default="bf16")
+    ap.add_argument("--tiles", default="")
+    ap.add_argument("--loop", type=int, default=0)
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--ablate", type=int, default=0, help="gemm_dense.cuh HM_ABLATE (timing experiments only)")
+    args = ap.parse_args()
+    if args.ablate:
+        from humming.kernels.gemm_dense import GemmDenseSpec
+
+        plain = GemmDenseSpec.render
+        GemmDenseSpec.render = lambda self: f"#define HM_ABLATE {args.ablate}\n" + plain(self)  # type: ignore
+
+    import humming.ops as hg
+
+    fmt = FORMATS[args.format]
+    act = dtypes.DType.parse(args.act) if hasattr(dtypes.DType, "parse") else getattr(dtypes, args.act)
+    tdt = torch.float16 if act == dtypes.f16 else torch.bfloat16
+    w = torch.randn(args.n, args.k, device="cuda")
+    pw = packing.pack(quantized.quantize(w, QuantFormat(fmt)), act)
+    del w
+    caps, tuner, sms = hg._device(0)
+    timer = None if args.loop else Timer(args.reps)
+    bw = copy_bandwidth(timer) if timer else 0.0
+    for m in (int(v) for v in args.m.split(",")):
+        x = torch.randn(m, args.k, device="cuda").to(tdt)
+        out = torch.empty(m, args.n, device="cuda", dtype=tdt)
+        problem = GemmProblem(m, args.n, args.k, fmt, act, act)
+        plans = [tuner.plan(problem, caps, sms)]
+        for tile, sched in parse_variants(args.tiles):
+            try:
+                plans.append(tuner.plan(problem, caps, sms, tile=tile, schedule=sched))
+            except Exception as exc:  # noqa: BLE001 - a variant that does not apply: say so, go on
+                print(f"  skip {tile}: {exc}", flush=True)
+        compile_many([p.spec for p in plans])
+
+        def run(plan):
+            return lambda: hg.launch(out, x, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, None, fmt,
+                                     args.n, args.k, plan)
+
+        if args.loop:
+            fn = run(plans[1] if len(plans) > 1 else plans[0])
+            for _ in range(args.loop):
+                fn()
+            torch.cuda.synchronize()
+            print(f"looped {args.loop} x {plans[-1].spec.tile.describe()}", flush=True)
+            continue
+        roof_us = problem.bytes_moved() / bw * 1e6
+        for i, plan in enumerate(plans):
+            try:
+                us = timer(run(plan))
+            except Exception as exc:  # noqa: BLE001
+                print(f"  variant {i} failed: {str(exc).splitlines()[0]}", flush=True)
+                continue
+            t = plan.spec.tile
+            fields = ",".join(str(v) for v in (t.warp_m, t.frag_m, t.warp_n, t.frag_n, t.warp_k, t.bk, t.stages,
+                                               t.group_m, t.min_blocks, int(t.swap_ab)))
+            print(f"{args.format:<16} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
+                  f"{fields:<22} {plan.schedule:<13} grid {plan.grid:<5} {us:8.2f} us "
+                  f"{100 * roof_us / us:5.1f}% roof", flush=True)
+
+
+if __name__ == "__main__":
+    main()
