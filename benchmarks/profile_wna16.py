@@ -4,7 +4,7 @@
         [--tiles "1,1,4,1,4,256,3,8,1 stream-k; 1,1,4,1,2,128,6,8,1"] [--loop 3]
 
 --tiles: semicolon-separated variants, each the nine Tile fields (warp_m, frag_m, warp_n, frag_n, warp_k, bk,
-stages, group_m, min_blocks[, swap_ab 0/1]) and optionally a schedule; the tuner's own plan is always timed first.
+stages, group_m, min_blocks[, swap_n8 0/1/2]) and optionally a schedule; the tuner's own plan is always timed first.
 --loop N: no timing; launch the tuner's plan (or the first variant) N times, for `ncu --launch-skip`.
 Timing is bench_wna16's Timer (CUDA-graph replay, L2 flushed, median); the line shows us and % of roofline
 against the copy bandwidth measured in the same run.
@@ -35,8 +35,6 @@ def parse_variants(text: str) -> list[tuple[Tile, str | None]]:
     for item in filter(None, (s.strip() for s in text.split(";"))):
         fields, _, sched = item.partition(" ")
         values = [int(v) for v in fields.split(",")]
-        if len(values) == 10:
-            values[9] = bool(values[9])  # swap_ab
         out.append((Tile(*values), sched.strip() or None))
     return out
 
@@ -102,7 +100,7 @@ def main() -> None:
                 continue
             t = plan.spec.tile
             fields = ",".join(str(v) for v in (t.warp_m, t.frag_m, t.warp_n, t.frag_n, t.warp_k, t.bk, t.stages,
-                                               t.group_m, t.min_blocks, int(t.swap_ab)))
+                                               t.group_m, t.min_blocks, t.swap_n8))
             print(f"{args.format:<16} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
                   f"{fields:<22} {plan.schedule:<13} grid {plan.grid:<5} {us:8.2f} us "
                   f"{100 * roof_us / us:5.1f}% roof", flush=True)

@@ -9,9 +9,10 @@
 // - a STAGES-deep cp.async pipeline of (A, W, scales, zeros) tiles, weights with an L2 evict-first policy;
 // - Stream-K over (tile, k-step) iterations so that small M fills every SM (humming/scheduler);
 // - epilogue: channel scale, global scale, bias, f16/bf16 output; split tiles reduced deterministically;
-// - for M <= 8, swapped operands (SWAP_AB): D^T = W x A^T with the weights as the m16 operand and the
-//   activations as the n8 one, so a 16 x 64 weight block costs four MMAs instead of eight. The same
-//   dequantised pairs feed either form (a B pair (k, n) and an A pair (n, k) hold the same two weights).
+// - for M <= 16, swapped operands (SWAP_N8 = 1 or 2 n8 fragments of M): D^T = W x A^T with the weights as the
+//   m16 operand and the activations as the n8 one, so a 16 x 64 weight block costs four MMAs per 8 rows of M
+//   (M <= 8: four instead of eight). The same dequantised pairs feed either form (a B pair (k, n) and an A
+//   pair (n, k) hold the same two weights); integer codes then take their group scales on f32 partial sums.
 #pragma once
 #include <humming/arch/convert.cuh>
 #include <humming/arch/memory.cuh>
@@ -65,7 +66,7 @@ template <class Act_,        // f16_t | bf16_t: activation and MMA operand type
           int STAGES_,               // pipeline depth
           int GROUP_M_,              // m tiles that walk N together (L2 reuse at large M)
           int MIN_BLOCKS_,           // CTAs per SM the register budget is made for
-          bool SWAP_AB_>             // true: weights are the MMA's A operand, activations its n8 B (M <= 8)
+          int SWAP_N8_>              // 0: plain operands | 1, 2: swapped, this many n8 fragments of M
 struct GemmDenseConfig {
   using Act = Act_;
   using Out = Out_;
@@ -74,8 +75,10 @@ struct GemmDenseConfig {
   static constexpr int kSMode = SMODE_, kSDT = SDT_, kGS = GS_;
   static constexpr int kWarpM = WARP_M_, kFragM = FRAG_M_, kWarpN = WARP_N_, kFragN = FRAG_N_, kWarpK = WARP_K_;
   static constexpr int kBK = BK_, kStages = STAGES_, kGroupM = GROUP_M_, kMinBlocks = MIN_BLOCKS_;
-  static constexpr bool kSwapAB = SWAP_AB_;
-  static_assert(!kSwapAB || (WARP_M_ == 1 && FRAG_M_ == 1), "swapped operands serve one m16 block (M <= 8)");
+  static constexpr int kSwapN8 = SWAP_N8_;
+  static constexpr bool kSwapAB = SWAP_N8_ > 0;
+  static_assert(SWAP_N8_ >= 0 && SWAP_N8_ <= 2, "SWAP_N8 is 0, 1 or 2");
+  static_assert(!kSwapAB || (WARP_M_ == 1 && FRAG_M_ == 1), "swapped operands serve one m16 block (M <= 16)");
   static constexpr int kWarps = kWarpM * kWarpN * kWarpK;
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kBM = kWarpM * kFragM * 16;
@@ -119,23 +122,26 @@ struct GemmDense {
   static constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, S = Cfg::kStages;
   static constexpr int FM = Cfg::kFragM, FN = Cfg::kFragN;
   using Acc = mma::Accumulators<FM, FN>;
-  // Swapped form: per n64 block, four m16 (= 16 output columns) fragments of n8 (= 8 rows of M).
+  // Swapped form: per n64 block, four m16 (= 16 output columns) fragments of NB n8 (= 8 rows of M each).
+  static constexpr int NB = Cfg::kSwapN8 > 0 ? Cfg::kSwapN8 : 1;
   struct SwapAcc {
-    float d[FN][4][4];
+    float d[FN][4][NB][4];
     HM_DEVICE void zero() {
 #pragma unroll
       for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
         for (int f = 0; f < 4; ++f)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) d[fn][f][e] = 0.0f;
+          for (int h = 0; h < NB; ++h)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) d[fn][f][h][e] = 0.0f;
     }
   };
   using MainAcc = typename Select<Cfg::kSwapAB, SwapAcc, Acc>::type;
 
-  // D^T fragments back into the m16n8 layout the epilogue takes: lane (g, t) needs rows m = g and columns
-  // n = 8j + 2t (+1), held by lane 8t + g/2 (+4) in register 2(j&1) + (g&1) of fragment j/2. Rows 8..15
-  // (past M <= 8) are zero.
+  // D^T fragments back into the m16n8 layout the epilogue takes: lane (g, t) needs rows m = g (+8: the second
+  // n8 fragment) and columns n = 8j + 2t (+1), held by lane 8t + g/2 (+4) in register 2(j&1) + (g&1) of
+  // fragment j/2. Rows of a missing second fragment (M <= 8) are zero.
   static HM_DEVICE void unswap(const SwapAcc& s, Acc& acc, int lane) {
     const int g = lane >> 2, t = lane & 3;
     const int src0 = 8 * t + (g >> 1), src1 = src0 + 4;
@@ -143,16 +149,21 @@ struct GemmDense {
 #pragma unroll
     for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const float(&d)[4] = s.d[fn][j >> 1];
-        const int e = 2 * (j & 1);
-        const float x0 = __shfl_sync(0xffffffffu, d[e], src0), y0 = __shfl_sync(0xffffffffu, d[e + 1], src0);
-        const float x1 = __shfl_sync(0xffffffffu, d[e], src1), y1 = __shfl_sync(0xffffffffu, d[e + 1], src1);
-        acc.c[0][fn][j][0] = odd ? y0 : x0;
-        acc.c[0][fn][j][1] = odd ? y1 : x1;
-        acc.c[0][fn][j][2] = 0.0f;
-        acc.c[0][fn][j][3] = 0.0f;
-      }
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          if (h < NB) {
+            const float(&d)[4] = s.d[fn][j >> 1][h < NB ? h : 0];
+            const int e = 2 * (j & 1);
+            const float x0 = __shfl_sync(0xffffffffu, d[e], src0), y0 = __shfl_sync(0xffffffffu, d[e + 1], src0);
+            const float x1 = __shfl_sync(0xffffffffu, d[e], src1), y1 = __shfl_sync(0xffffffffu, d[e + 1], src1);
+            acc.c[0][fn][j][2 * h] = odd ? y0 : x0;
+            acc.c[0][fn][j][2 * h + 1] = odd ? y1 : x1;
+          } else {
+            acc.c[0][fn][j][2 * h] = 0.0f;
+            acc.c[0][fn][j][2 * h + 1] = 0.0f;
+          }
+        }
   }
 
   // ---- loads -------------------------------------------------------------------------------------------
@@ -228,7 +239,7 @@ struct GemmDense {
   // swapped form has half the accumulators per weight block (one FFMA per accumulator and group).
   static constexpr bool kAccScale = Cfg::kSwapAB && Cfg::kSMode == kScaleGroup && Cfg::kWKind == kWeightInt &&
                                     (Cfg::kKStepsPerWarp * 16) % Cfg::kGS == 0;
-  using GroupAcc = float[FN][4][4];
+  using GroupAcc = float[FN][4][NB][4];
 
   static HM_DEVICE void apply_group_scales(MainAcc& acc, const GroupAcc& part, const u32 (&scale)[FN][8]) {
     if constexpr (kAccScale) {
@@ -237,8 +248,11 @@ struct GemmDense {
 #pragma unroll
         for (int f = 0; f < 4; ++f)
 #pragma unroll
-          for (int e = 0; e < 4; ++e)  // d[f][e] is column 16f + g + 8(e/2): the pair j = 2f + e/2
-            acc.d[fn][f][e] = fmaf(arch::to_f32(Act{}, scale[fn][2 * f + e / 2]), part[fn][f][e], acc.d[fn][f][e]);
+          for (int e = 0; e < 4; ++e) {  // d[f][.][e] is column 16f + g + 8(e/2): the pair j = 2f + e/2
+            const float sc = arch::to_f32(Act{}, scale[fn][2 * f + e / 2]);
+#pragma unroll
+            for (int h = 0; h < NB; ++h) acc.d[fn][f][h][e] = fmaf(sc, part[fn][f][h][e], acc.d[fn][f][h][e]);
+          }
     }
   }
 
@@ -262,7 +276,9 @@ struct GemmDense {
 #pragma unroll
               for (int f = 0; f < 4; ++f)
 #pragma unroll
-                for (int e = 0; e < 4; ++e) part[fn][f][e] = 0.0f;
+                for (int h = 0; h < NB; ++h)
+#pragma unroll
+                  for (int e = 0; e < 4; ++e) part[fn][f][h][e] = 0.0f;
           }
           const int row = Cfg::kGS >= BK ? 0 : (ks * 16) / Cfg::kGS;
 #pragma unroll
@@ -309,11 +325,13 @@ struct GemmDense {
         for (int j = 0; j < 8; ++j) asm volatile("" ::"r"(b[j][0]), "r"(b[j][1]), "r"(a[0][j % 4]));
 #else
         if constexpr (Cfg::kSwapAB) {
-          const u32 x[2] = {a[0][0], a[0][2]};  // rows 0..7 of the A tile, k low / high: the n8 operand
+          // ldmatrix gave rows 0..7 (a0, a2) and 8..15 (a1, a3) of the A tile at k low / high: the n8 operands.
+          const u32 x[2][2] = {{a[0][0], a[0][2]}, {a[0][1], a[0][3]}};
 #pragma unroll
           for (int f = 0; f < 4; ++f) {
             const u32 wa[4] = {b[2 * f][0], b[2 * f + 1][0], b[2 * f][1], b[2 * f + 1][1]};
-            arch::mma_m16n8k16(Act{}, kAccScale ? part[fn][f] : acc.d[fn][f], wa, x);
+#pragma unroll
+            for (int h = 0; h < NB; ++h) arch::mma_m16n8k16(Act{}, kAccScale ? part[fn][f][h] : acc.d[fn][f][h], wa, x[h]);
           }
         } else {
 #pragma unroll
@@ -455,14 +473,14 @@ namespace humming {
 // The kernel the twin instantiates: template arguments in GemmDenseSpec's declaration order.
 template <class Act, class Out, int WBITS, int WKIND, int WE, int WM, int WBIAS, int ZMODE, int ZCONST, int ZGS,
           int SMODE, int SDT, int GS, int WARP_M, int FRAG_M, int WARP_N, int FRAG_N, int WARP_K, int BK, int STAGES,
-          int GROUP_M, int MIN_BLOCKS, bool SWAP_AB>
+          int GROUP_M, int MIN_BLOCKS, int SWAP_N8>
 __global__ void __launch_bounds__(32 * WARP_M * WARP_N * WARP_K, MIN_BLOCKS)
 gemm_dense(const void* __restrict__ a, const void* __restrict__ w, const void* __restrict__ scales,
            const void* __restrict__ zeros, const float* __restrict__ chscale, const float* __restrict__ gscale,
            const void* __restrict__ bias, void* __restrict__ c, float* __restrict__ ws, int* __restrict__ counters,
            int m, int n, int k, int lda, int ldc, int nb64, int k_pad, int m_tiles, int n_tiles) {
   using Cfg = GemmDenseConfig<Act, Out, WBITS, WKIND, WE, WM, WBIAS, ZMODE, ZCONST, ZGS, SMODE, SDT, GS, WARP_M, FRAG_M,
-                              WARP_N, FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_AB>;
+                              WARP_N, FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_N8>;
   const GemmDenseArgs p{a, w, scales, zeros, chscale, gscale, bias, c, ws, counters, m, n, k, lda, ldc,
                         nb64, k_pad, m_tiles, n_tiles};
   GemmDense<Cfg>::run(p);

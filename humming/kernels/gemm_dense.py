@@ -105,7 +105,7 @@ class Tile:
     stages: int
     group_m: int = 8
     min_blocks: int = 1
-    swap_ab: bool = False  # weights as the MMA's m16 operand, activations as its n8 one (M <= 8)
+    swap_n8: int = 0  # 1 or 2: weights as the MMA's m16 operand, this many n8 fragments of M (M <= 8 or 16)
 
     @property
     def block_m(self) -> int:
@@ -122,7 +122,7 @@ class Tile:
     def describe(self) -> str:
         return (f"{self.block_m}x{self.block_n}x{self.bk} tile, {self.threads // 32} warps "
                 f"({self.warp_m}x{self.warp_n}x{self.warp_k} along M/N/K), {self.stages} stages"
-                + (", swapped operands (M <= 8)" if self.swap_ab else ""))
+                + (f", swapped operands (M <= {8 * self.swap_n8})" if self.swap_n8 else ""))
 
 
 def _act_cpp(d: DType) -> str:
@@ -169,7 +169,9 @@ class GemmDenseSpec(KernelSpec):
     stages: int = param(bounds=(2, 8), doc="cp.async pipeline depth")
     group_m: int = param(bounds=(1, 64), doc="m tiles that walk N together (L2 reuse)")
     min_blocks: int = param(bounds=(1, 4), doc="CTAs per SM the register budget is made for")
-    swap_ab: bool = param(default=False, doc="weights as the m16 MMA operand, activations as the n8 one (M <= 8)")
+    swap_n8: int = param(default=0, allowed=(0, 1, 2),
+                         doc="0: plain operands; 1 or 2: weights as the m16 MMA operand and this many n8 fragments "
+                             "of activations (M <= 8 or 16)")
 
     @staticmethod
     def build(target: object, act: DType, out: DType, decode: DecodeParams, tile: Tile) -> "GemmDenseSpec":
@@ -178,12 +180,12 @@ class GemmDenseSpec(KernelSpec):
                              zgs=decode.zgs, smode=decode.smode, sdt=decode.sdt, gs=decode.gs,
                              warp_m=tile.warp_m, frag_m=tile.frag_m, warp_n=tile.warp_n, frag_n=tile.frag_n,
                              warp_k=tile.warp_k, bk=tile.bk, stages=tile.stages, group_m=tile.group_m,
-                             min_blocks=tile.min_blocks, swap_ab=tile.swap_ab)
+                             min_blocks=tile.min_blocks, swap_n8=tile.swap_n8)
 
     @property
     def tile(self) -> Tile:
         return Tile(self.warp_m, self.frag_m, self.warp_n, self.frag_n, self.warp_k, self.bk, self.stages,
-                    self.group_m, self.min_blocks, self.swap_ab)
+                    self.group_m, self.min_blocks, self.swap_n8)
 
     @property
     def decode(self) -> DecodeParams:
@@ -195,9 +197,9 @@ class GemmDenseSpec(KernelSpec):
         if steps % self.warp_k:
             raise InvalidInputError(f"GemmDenseSpec: bk={self.bk} has {steps} k16 steps, which warp_k={self.warp_k} "
                                     "does not divide; allowed: warp_k dividing bk/16")
-        if self.swap_ab and (self.warp_m, self.frag_m) != (1, 1):
-            raise InvalidInputError(f"GemmDenseSpec: swap_ab with warp_m={self.warp_m}, frag_m={self.frag_m}; "
-                                    "allowed: warp_m = frag_m = 1 (one m16 block, of which rows 0..7 are used)")
+        if self.swap_n8 and (self.warp_m, self.frag_m) != (1, 1):
+            raise InvalidInputError(f"GemmDenseSpec: swap_n8={self.swap_n8} with warp_m={self.warp_m}, "
+                                    f"frag_m={self.frag_m}; allowed: warp_m = frag_m = 1 (one block of 16 rows)")
         if self.tile.threads > 1024:
             raise InvalidInputError(f"GemmDenseSpec: {self.tile.threads} threads per CTA; allowed: at most 1024")
         if self.smode is ScaleMode.GROUP and (self.gs == 0 or (self.gs % self.bk and self.bk % self.gs)):

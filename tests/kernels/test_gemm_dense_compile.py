@@ -131,18 +131,20 @@ def test_the_tuner_picks_stream_k_except_when_the_tiles_nearly_fill_one_wave() -
     caps = archs.capabilities("sm_90a")
     small = tuning.TUNER.plan(GemmProblem(1, 8192, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
     assert small.schedule == "stream-k" and small.grid <= 132 * small.spec.min_blocks and small.counters > 0
-    one_wave = tuning.TUNER.plan(GemmProblem(16, 28672, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132)
-    assert one_wave.schedule == "data-parallel" and one_wave.workspace_floats == 0 and one_wave.grid == 112
+    one_wave = tuning.TUNER.plan(GemmProblem(1, 28672, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+    assert one_wave.schedule == "data-parallel" and one_wave.workspace_floats == 0 and one_wave.grid == 224
     large = tuning.TUNER.plan(GemmProblem(4096, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
     assert large.schedule == "stream-k" and large.grid == 132
     assert "M=4096" in large.explain() and "why:" in large.explain()
 
 
-def test_swapped_operands_serve_m_up_to_8_only() -> None:
+def test_swapped_operands_serve_m_up_to_8_per_n8_fragment() -> None:
     caps = archs.capabilities("sm_90a")
-    for m in (1, 5, 8):
-        assert tuning.TUNER.plan(GemmProblem(m, 28672, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132).spec.swap_ab
-    assert not tuning.TUNER.plan(GemmProblem(9, 28672, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132).spec.swap_ab
+
+    def swap(m: int) -> int:
+        return tuning.TUNER.plan(GemmProblem(m, 28672, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132).spec.swap_n8
+
+    assert [swap(m) for m in (1, 5, 8, 9, 16, 17)] == [1, 1, 1, 2, 2, 0]
     swapped = tuning.TUNER.plan(GemmProblem(1, 28672, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132).spec.tile
     with pytest.raises(InvalidInputError, match="M <= 8"):
         tuning.TUNER.plan(GemmProblem(9, 28672, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132, tile=swapped)

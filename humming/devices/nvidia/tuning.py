@@ -47,8 +47,10 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # Zero-point rows and wider codes spill at 128 registers (16 warps) and take the 8-warp tile below.
     # M <= 8: swapped operands halve the MMAs per weight block, the cost that bound decode on the H200
     # (2026-12-02: dropping half the MMAs took 28672 x 8192 M=1 from 56 to 40 us, dropping all of them 38 us).
-    TileRule(8, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_ab=True),
+    TileRule(8, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1),
              "decode M <= 8: swapped operands (weights as the m16 operand), 128 columns, 2 CTAs per SM"),
+    TileRule(16, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=2),
+             "decode M <= 16: swapped operands, two n8 fragments of M, 128 columns, 2 CTAs per SM"),
     TileRule(16, Tile(1, 1, 4, 1, 4, 256, 3, 8, 1), "decode: one m16 row block, 256 columns, 4 warps per column block split K",
              _lean_4bit),
     TileRule(16, Tile(1, 1, 4, 1, 2, 128, 4, 8, 2), "decode: one m16 row block, 256 columns, 2 warps per column block split K"),
@@ -119,8 +121,9 @@ class DenseTuner:
             reasons.append(f"M={problem.m} <= {rule.max_m if rule.max_m < _INF else 'any'}: {rule.why}")
         else:
             reasons.append("tile given by the caller")
-        if tile.swap_ab and problem.m > 8:
-            raise InvalidInputError(f"{tile.describe()}: swapped operands serve M <= 8, not M={problem.m}")
+        if tile.swap_n8 and problem.m > 8 * tile.swap_n8:
+            raise InvalidInputError(f"{tile.describe()}: swapped operands with {tile.swap_n8} n8 fragment(s) serve "
+                                    f"M <= {8 * tile.swap_n8}, not M={problem.m}")
         n_pad, k_pad = padded_shape(problem.n, problem.k, problem.weight)
         while k_pad % tile.bk and tile.bk > 64:  # K_pad is a multiple of 128, not always of a 256-deep stage
             tile = replace(tile, bk=tile.bk // 2, warp_k=min(tile.warp_k, tile.bk // 32))
