@@ -189,7 +189,7 @@ def _case_module():
     return mod
 
 
-def check_matrix(first: int = 0) -> int:
+def check_matrix(first: int = 0, only: tuple[str, ...] = ()) -> int:
     """Correctness of every format x act x M of tests/gpu/test_gemm_dense_gpu.py, one line per (format, act),
     from format index ``first``. A CUDA error poisons the context: print NEXT <index> and stop (the parent
     restarts a fresh process there). Returns the failures seen."""
@@ -201,6 +201,8 @@ def check_matrix(first: int = 0) -> int:
     names = list(mod.FORMATS)
     for index in range(first, len(names)):
         fmt_id = names[index]
+        if only and fmt_id not in only:
+            continue
         for act in (dtypes.f16, dtypes.bf16):
             marks = []
             for m in mod.MS:
@@ -221,7 +223,7 @@ def check_matrix(first: int = 0) -> int:
     return failures
 
 
-def check_isolated() -> None:
+def check_isolated(only: tuple[str, ...] = ()) -> None:
     """check_matrix in child processes, restarting after any CUDA error; lists the formats that crashed."""
     import re
     import subprocess
@@ -229,7 +231,8 @@ def check_isolated() -> None:
     count = len(_case_module().FORMATS)
     first, crashed = 0, []
     while first < count:
-        out = subprocess.run([sys.executable, __file__, "--check-from", str(first)], capture_output=True, text=True)
+        out = subprocess.run([sys.executable, __file__, "--check-from", str(first), "--only", ",".join(only)],
+                             capture_output=True, text=True)
         sys.stdout.write(out.stdout[-20000:])
         nxt = re.findall(r"^NEXT (\d+)(?: FAILED (\d+))?", out.stdout, re.M)
         if not nxt:
@@ -254,6 +257,7 @@ def main() -> None:
     ap.add_argument("--no-baselines", action="store_true", help="skip the cuBLAS and FP8 timings")
     ap.add_argument("--check", action="store_true", help="run the correctness matrix (isolated processes) only")
     ap.add_argument("--check-from", type=int, default=-1, help=argparse.SUPPRESS)
+    ap.add_argument("--only", default="", help="with --check: a comma list of the test matrix's format ids")
     ap.add_argument("--diagnose", type=int, default=-1, help="run one case of format #i once, save its cubin to $OUT")
     args = ap.parse_args()
     if args.diagnose >= 0:
@@ -273,11 +277,12 @@ def main() -> None:
         torch.cuda.synchronize()
         print("diagnose: ran without error", flush=True)
         return
+    only = tuple(filter(None, args.only.split(",")))
     if args.check_from >= 0:
-        check_matrix(args.check_from)
+        check_matrix(args.check_from, only)
         return
     if args.check:
-        check_isolated()
+        check_isolated(only)
         return
     timer = Timer(args.reps)
     t0 = time.time()

@@ -31,6 +31,11 @@ class TileRule:
     when: Callable[[DecodeParams], bool] | None = None  # formats the rule serves (None: all)
 
 
+def _narrow(d: DecodeParams) -> bool:
+    """Codes of at most 4 bits: two 4-stage CTAs of the 128-column decode tile fit one SM's shared memory."""
+    return d.wbits <= 4
+
+
 def _lean_4bit(d: DecodeParams) -> bool:
     """4-bit codes without zero-point rows: the decode path fits 128 registers with 16 warps a CTA (SASS)."""
     return d.wbits == 4 and d.zmode is ZeroMode.CONST
@@ -47,10 +52,15 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # Zero-point rows and wider codes spill at 128 registers (16 warps) and take the 8-warp tile below.
     # M <= 8: swapped operands halve the MMAs per weight block, the cost that bound decode on the H200
     # (2026-12-02: dropping half the MMAs took 28672 x 8192 M=1 from 56 to 40 us, dropping all of them 38 us).
+    # Codes of up to 4 bits: 128-column tiles, two CTAs an SM (28672 x 8192 M=1: 46 us, 57 before).
     TileRule(8, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1),
-             "decode M <= 8: swapped operands (weights as the m16 operand), 128 columns, 2 CTAs per SM"),
+             "decode M <= 8: swapped operands (weights as the m16 operand), 128 columns, 2 CTAs per SM", _narrow),
     TileRule(16, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=2),
-             "decode M <= 16: swapped operands, two n8 fragments of M, 128 columns, 2 CTAs per SM"),
+             "decode M <= 16: swapped operands, two n8 fragments of M, 128 columns, 2 CTAs per SM", _narrow),
+    # Wider codes: two CTAs do not fit; one 256-column CTA a tile (s8 28672 x 8192 M=1: 69 us, 76 unswapped;
+    # at M=16 the unswapped tile below measured 78 us against 81 swapped).
+    TileRule(8, Tile(1, 1, 4, 1, 2, 128, 4, 8, 1, swap_n8=1),
+             "decode M <= 8: swapped operands, 256 columns, 128-deep stages (codes wider than 4 bits)"),
     TileRule(16, Tile(1, 1, 4, 1, 4, 256, 3, 8, 1), "decode: one m16 row block, 256 columns, 4 warps per column block split K",
              _lean_4bit),
     TileRule(16, Tile(1, 1, 4, 1, 2, 128, 4, 8, 2), "decode: one m16 row block, 256 columns, 2 warps per column block split K"),
