@@ -23,7 +23,7 @@ class KernelPlan:
     smem: int  # dynamic shared memory bytes
     workspace_floats: int = 0  # f32 scratch the launch needs (split-tile partial sums)
     counters: int = 0  # int32 counters the launch needs, zero on entry and on exit
-    schedule: str = "data-parallel"  # "data-parallel" | "stream-k"
+    schedule: str = "data-parallel"  # "data-parallel" | "split-k" | "stream-k"
     reasons: tuple[str, ...] = field(default=())  # why this choice, one line each
 
     def explain(self) -> str:

@@ -130,12 +130,24 @@ def test_bad_tiles_and_formats_are_refused_with_their_rule() -> None:
 def test_the_tuner_picks_stream_k_except_when_the_tiles_nearly_fill_one_wave() -> None:
     caps = archs.capabilities("sm_90a")
     small = tuning.TUNER.plan(GemmProblem(1, 8192, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
-    assert small.schedule == "stream-k" and small.grid <= 132 * small.spec.min_blocks and small.counters > 0
+    # 64 tiles of 32 k-steps on 264 resident CTAs: K split 4 ways, 8 k-steps a CTA
+    assert small.schedule == "split-k" and small.grid == 256 and small.counters == 64
+    # 32 tiles of 7 k-steps on 132 CTAs: no even split fits, so Stream-K shares the 224 k-steps
+    odd = tuning.TUNER.plan(GemmProblem(16, 8192, 1792, W4, dtypes.bf16, dtypes.bf16), caps, 132,
+                            tile=Tile(1, 1, 4, 1, 4, 256, 3, 8, 1))
+    assert odd.schedule == "stream-k" and odd.grid == 132 and odd.counters > 0
     one_wave = tuning.TUNER.plan(GemmProblem(1, 28672, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132)
     assert one_wave.schedule == "data-parallel" and one_wave.workspace_floats == 0 and one_wave.grid == 224
     large = tuning.TUNER.plan(GemmProblem(4096, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
     assert large.schedule == "stream-k" and large.grid == 132
     assert "M=4096" in large.explain() and "why:" in large.explain()
+
+
+def test_split_k_divides_every_tile_evenly_or_is_not_chosen() -> None:
+    assert tuning.split_count(64, 112, 264) == 4  # 256 CTAs of 28 k-steps
+    assert tuning.split_count(32, 56, 264) == 8
+    assert tuning.split_count(64, 7, 264) == 1  # 7 k-steps: only 7 splits, 448 > 264
+    assert tuning.split_count(100, 64, 264) == 1  # 2 splits fill 76% < 80%
 
 
 def test_swapped_operands_serve_m_up_to_8_per_n8_fragment() -> None:

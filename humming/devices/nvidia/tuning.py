@@ -114,6 +114,18 @@ def _fit(spec: GemmDenseSpec, caps: DeviceCapabilities) -> GemmDenseSpec:
     return spec
 
 
+def split_count(tiles: int, k_iters: int, resident: int) -> int:
+    """The most even K splits (dividing k_iters) with tiles x splits <= resident, if that fills DP_WAVE_FILL of
+    the resident CTAs; else 1."""
+    best = 1
+    for s in range(2, k_iters + 1):
+        if tiles * s > resident:
+            break
+        if k_iters % s == 0:
+            best = s
+    return best if best > 1 and tiles * best >= DP_WAVE_FILL * resident else 1
+
+
 class DenseTuner:
     """The NVIDIA dense WnA16 tuner (``humming_tuner`` hook object)."""
 
@@ -151,12 +163,30 @@ class DenseTuner:
         k_iters = k_pad // t.bk
         tiles = m_tiles * n_tiles
         resident = max(sm_count, 1) * spec.min_blocks
+        splits = split_count(tiles, k_iters, resident)
         if schedule is None:
-            # Measured on the H200 (2026-12-02): one CTA a tile won only when the tiles nearly filled one wave
-            # (112 tiles on 132 SMs, 16 k-steps each); Stream-K on one CTA per resident slot won below that
-            # (decode) and above it (M = 1024: 896 tiles, 12% over one CTA a tile: no tail wave, no re-launch).
-            schedule = "data-parallel" if DP_WAVE_FILL * resident <= tiles <= resident else "stream-k"
-        if schedule == "data-parallel":
+            # Measured on the H200 (2026-12-02): one CTA a tile won when the tiles nearly filled one wave
+            # (112 tiles on 132 SMs, 16 k-steps each); Stream-K on one CTA per resident slot won above it
+            # (M = 1024: 896 tiles, 12% over one CTA a tile: no tail wave, no re-launch). Below one wave an
+            # even split of every tile's K keeps the CTAs' k ranges aligned (Stream-K's arbitrary ranges cost
+            # 14% even with the arithmetic taken out: 44 against 38.7 us, 28672 x 8192 M=1).
+            if DP_WAVE_FILL * resident <= tiles <= resident:
+                schedule = "data-parallel"
+            elif splits > 1:
+                schedule = "split-k"
+            else:
+                schedule = "stream-k"
+        if schedule == "split-k":
+            if splits < 2:
+                raise InvalidInputError(f"schedule='split-k': {tiles} tiles of {k_iters} k-steps have no even split "
+                                        f"that fills {DP_WAVE_FILL:.0%} of {resident} resident CTAs")
+            # The Stream-K kernel with tiles x splits CTAs: CTA g's range [g T/G, (g+1) T/G) is exactly 1/splits
+            # of one tile (T = tiles x k_iters), so every CTA has one partial tile and no CTA spans two.
+            grid = tiles * splits
+            reasons.append(f"{tiles} tiles on {resident} resident CTAs: K split {splits} ways, {grid} CTAs of "
+                           f"{k_iters // splits} k-steps")
+            ws = 2 * grid * t.block_m * t.block_n
+        elif schedule == "data-parallel":
             grid = tiles
             reasons.append(f"{tiles} tiles fill {tiles / resident:.0%} of one wave of {resident} resident CTAs "
                            f"({sm_count} SMs x {spec.min_blocks}): one CTA a tile")
@@ -167,7 +197,7 @@ class DenseTuner:
                            f"{tiles * k_iters} k-steps ({tiles * k_iters / grid:.1f} each)")
             ws = 2 * grid * t.block_m * t.block_n
         else:
-            raise InvalidInputError(f"schedule={schedule!r}; allowed: data-parallel, stream-k")
+            raise InvalidInputError(f"schedule={schedule!r}; allowed: data-parallel, split-k, stream-k")
         return KernelPlan(problem, spec, grid, t.threads, spec.smem_bytes(), ws, tiles if ws else 0, schedule,
                           tuple(reasons))
 
