@@ -21,8 +21,10 @@
 #include <humming/dequant/codes.cuh>
 #include <humming/dequant/scales.cuh>
 #include <humming/dequant/values.cuh>
+#include <humming/dequant/zeros.cuh>
 #include <humming/epilogue/store.cuh>
 #include <humming/mma/fragments.cuh>
+#include <humming/mma/swapped.cuh>
 #include <humming/memory/stage.cuh>
 #include <humming/scheduler/stream_k.cuh>
 
@@ -122,49 +124,10 @@ struct GemmDense {
   static constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, S = Cfg::kStages;
   static constexpr int FM = Cfg::kFragM, FN = Cfg::kFragN;
   using Acc = mma::Accumulators<FM, FN>;
-  // Swapped form: per n64 block, four m16 (= 16 output columns) fragments of NB n8 (= 8 rows of M each).
+  // Swapped form (SWAP_N8 > 0): per n64 block, four m16 fragments of NB n8 fragments (mma/swapped.cuh).
   static constexpr int NB = Cfg::kSwapN8 > 0 ? Cfg::kSwapN8 : 1;
-  struct SwapAcc {
-    float d[FN][4][NB][4];
-    HM_DEVICE void zero() {
-#pragma unroll
-      for (int fn = 0; fn < FN; ++fn)
-#pragma unroll
-        for (int f = 0; f < 4; ++f)
-#pragma unroll
-          for (int h = 0; h < NB; ++h)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) d[fn][f][h][e] = 0.0f;
-    }
-  };
+  using SwapAcc = mma::SwapAccumulators<FN, NB>;
   using MainAcc = typename Select<Cfg::kSwapAB, SwapAcc, Acc>::type;
-
-  // D^T fragments back into the m16n8 layout the epilogue takes: lane (g, t) needs rows m = g (+8: the second
-  // n8 fragment) and columns n = 8j + 2t (+1), held by lane 8t + g/2 (+4) in register 2(j&1) + (g&1) of
-  // fragment j/2. Rows of a missing second fragment (M <= 8) are zero.
-  static HM_DEVICE void unswap(const SwapAcc& s, Acc& acc, int lane) {
-    const int g = lane >> 2, t = lane & 3;
-    const int src0 = 8 * t + (g >> 1), src1 = src0 + 4;
-    const bool odd = (g & 1) != 0;
-#pragma unroll
-    for (int fn = 0; fn < FN; ++fn)
-#pragma unroll
-      for (int j = 0; j < 8; ++j)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          if (h < NB) {
-            const float(&d)[4] = s.d[fn][j >> 1][h < NB ? h : 0];
-            const int e = 2 * (j & 1);
-            const float x0 = __shfl_sync(0xffffffffu, d[e], src0), y0 = __shfl_sync(0xffffffffu, d[e + 1], src0);
-            const float x1 = __shfl_sync(0xffffffffu, d[e], src1), y1 = __shfl_sync(0xffffffffu, d[e + 1], src1);
-            acc.c[0][fn][j][2 * h] = odd ? y0 : x0;
-            acc.c[0][fn][j][2 * h + 1] = odd ? y1 : x1;
-          } else {
-            acc.c[0][fn][j][2 * h] = 0.0f;
-            acc.c[0][fn][j][2 * h + 1] = 0.0f;
-          }
-        }
-  }
 
   // ---- loads -------------------------------------------------------------------------------------------
   static constexpr int kZRowK = Cfg::kZGS;  // 0: one zero row for all of K
@@ -200,12 +163,7 @@ struct GemmDense {
   };
 
   // ---- one stage of MMAs for this warp ------------------------------------------------------------------
-  // Zero handling, prepared once per group: the pair to add after the magic-number read (see dequant/values).
-  struct Zero {
-    u32 lo[FN][8];   // -(magic + z) pairs
-    u32 hi[FN][8];   // -(64 + z) pairs (f16 4-bit odd pairs)
-    float f[FN][8];  // -(2^23 + z) (8-bit codes into bf16)
-  };
+  using Zero = dequant::ZeroTerms<Act, FN>;
 
   static HM_DEVICE constexpr bool is_f16() { return ActTraits<Act>::mantissa == 10; }
 
@@ -221,17 +179,6 @@ struct GemmDense {
     if constexpr (Cfg::kWKind == kWeightFloat && !kFixInDequant && !kE2m1Table)
       return __uint_as_float(static_cast<u32>(127 + ActTraits<Act>::bias - Cfg::kWBias) << 23);
     return 1.0f;
-  }
-
-  static HM_DEVICE void const_zero(Zero& z) {
-#pragma unroll
-    for (int fn = 0; fn < FN; ++fn)
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        z.lo[fn][j] = ((is_f16() ? 0xE400u : 0xC300u) + Cfg::kZConst) * 0x00010001u;
-        z.hi[fn][j] = (0xD400u + (Cfg::kZConst << 4)) * 0x00010001u;
-        z.f[fn][j] = -(8388608.0f + static_cast<float>(Cfg::kZConst));
-      }
   }
 
   // Group scales applied to f32 partial sums once per group instead of to every operand pair: integer codes
@@ -293,17 +240,8 @@ struct GemmDense {
         if (i == 0 || (ks * 16) % zgs == 0) {
           const int row = zgs >= BK ? 0 : (ks * 16) / zgs;
 #pragma unroll
-          for (int fn = 0; fn < FN; ++fn) {
-            u32 z[8];
-            dequant::load_zero_pairs(arch::smem_u32(base + Stage::kZ) + (row * BN + (wn * FN + fn) * 64) * 2, g, z);
-#pragma unroll
-            for (int j = 0; j < 8; ++j) {
-              const u32 minus_one = is_f16() ? 0xBC00BC00u : 0xBF80BF80u;
-              zero.lo[fn][j] = arch::fma2(Act{}, z[j], minus_one, is_f16() ? 0xE400E400u : 0xC300C300u);
-              if constexpr (is_f16()) zero.hi[fn][j] = arch::fma2(Act{}, z[j], minus_one, 0xD400D400u);
-              if constexpr (!is_f16() && B == 8) zero.f[fn][j] = -(8388608.0f + arch::to_f32(Act{}, z[j]));
-            }
-          }
+          for (int fn = 0; fn < FN; ++fn)
+            zero.template load<B>(arch::smem_u32(base + Stage::kZ) + (row * BN + (wn * FN + fn) * 64) * 2, g, fn);
         }
       }
       u32 a[FM][4];
@@ -421,7 +359,7 @@ struct GemmDense {
     MainAcc acc;
     acc.zero();
     Zero zero;
-    const_zero(zero);
+    zero.set_const(Cfg::kZConst);
     // p.k > 0, so this is zero; the compiler cannot know it and keeps the masks in registers.
     const dequant::Masks masks = dequant::pinned_masks(Act{}, static_cast<u32>(p.k) >> 31);
     long long seg_begin = begin;
@@ -449,7 +387,7 @@ struct GemmDense {
         scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
         if constexpr (Cfg::kSwapAB) {
           Acc full;
-          unswap(acc, full, lane);
+          mma::unswap(acc, full, lane);
           epilogue::finish_tile<Cfg>(p, sk, smem + Cfg::kStages * Stage::kBytes, full, c_tile, mt, nt, seg_begin,
                                      it + 1, begin, wm, wn, wk, lane, epilogue_fix());
         } else {
