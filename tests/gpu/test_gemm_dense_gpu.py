@@ -122,6 +122,17 @@ def test_dense_gemm_matches_the_reference(fmt_id: str, act: dtypes.DType, m: int
         _run(fmt_id, act, m, shape, bias=(m + i) % 2 == 1, out=act)
 
 
+#: N = 8192 gives 64 decode tiles: on an H200 (264 resident CTAs) the tuner splits each tile's K evenly
+#: (tests/kernels/test_gemm_dense_compile.py checks that plan on CPU); the matrix above never does.
+SPLIT_K_SHAPE = (8192, 2048)
+
+
+@pytest.mark.parametrize("m", [1, 16])
+@pytest.mark.parametrize("fmt_id", ["s4_g128", "u4_zp_g128", "mxfp4"])
+def test_split_k_decode_matches_the_reference(fmt_id: str, m: int) -> None:
+    _run(fmt_id, dtypes.bf16, m, SPLIT_K_SHAPE, bias=True, out=dtypes.bf16)
+
+
 @pytest.mark.parametrize("out", [dtypes.f16, dtypes.bf16], ids=str)
 def test_output_dtype_may_differ_from_the_activations_and_odd_n_uses_scalar_stores(out: dtypes.DType) -> None:
     _run("s4_g128", dtypes.bf16 if out is dtypes.f16 else dtypes.f16, 33, (999, 1152), bias=True, out=out)

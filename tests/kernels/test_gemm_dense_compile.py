@@ -143,6 +143,14 @@ def test_the_tuner_picks_stream_k_except_when_the_tiles_nearly_fill_one_wave() -
     assert "M=4096" in large.explain() and "why:" in large.explain()
 
 
+def test_the_gpu_tests_split_k_shape_is_planned_as_split_k_on_an_h200() -> None:
+    caps = archs.capabilities("sm_90a")
+    for fmt in (W4, presets.get("awq_int4").weight, presets.get("mxfp4").weight):
+        for m in (1, 16):
+            plan = tuning.TUNER.plan(GemmProblem(m, 8192, 2048, fmt, dtypes.bf16, dtypes.bf16), caps, 132)
+            assert plan.schedule == "split-k", (fmt.describe(), m, plan.reasons)
+
+
 def test_split_k_divides_every_tile_evenly_or_is_not_chosen() -> None:
     assert tuning.split_count(64, 112, 264) == 4  # 256 CTAs of 28 k-steps
     assert tuning.split_count(32, 56, 264) == 8
