@@ -18,7 +18,7 @@ from humming.core.packing import padded_shape
 from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
 from humming.errors import InvalidInputError, UnsupportedError
-from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile, ZeroMode
+from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
 
 KiB = 1024
 
@@ -36,23 +36,16 @@ def _narrow(d: DecodeParams) -> bool:
     return d.wbits <= 4
 
 
-def _lean_4bit(d: DecodeParams) -> bool:
-    """4-bit codes without zero-point rows: the decode path fits 128 registers with 16 warps a CTA (SASS)."""
-    return d.wbits == 4 and d.zmode is ZeroMode.CONST
-
-
 _INF = 1 << 62
 #: One CTA a tile when the tiles fill at least this share of one wave (and at most all of it).
 DP_WAVE_FILL = 0.8
 
 #: Targets with >= 160 KiB of shared memory per block (sm_80, sm_87, sm_90a, sm_100a ...).
 LARGE_SMEM: tuple[TileRule, ...] = (
-    # Measured on the H200 (benchmarks/NOTES-wna16.md, 2026-12-02): for M <= 16 the 256-deep stage with four
-    # k-warps per column block beat the 128-deep two-k-warp tile by 3% (28672 x 8192) to 9% (28672 x 4096).
-    # Zero-point rows and wider codes spill at 128 registers (16 warps) and take the 8-warp tile below.
-    # M <= 8: swapped operands halve the MMAs per weight block, the cost that bound decode on the H200
-    # (2026-12-02: dropping half the MMAs took 28672 x 8192 M=1 from 56 to 40 us, dropping all of them 38 us).
-    # Codes of up to 4 bits: 128-column tiles, two CTAs an SM (28672 x 8192 M=1: 46 us, 57 before).
+    # Decode (measured on the H200, benchmarks/NOTES-wna16.md, 2026-12-02): the MMA + dequant instruction
+    # stream bound it (a build without MMAs ran 37.7 us against 56.1, 28672 x 8192 M=1), so decode takes
+    # swapped operands: four MMAs per 8 rows of M and 16 x 64 weight block, integer group scales on the f32
+    # partial sums. Codes of up to 4 bits: 128-column tiles, two CTAs an SM (46.3 us, 57.5 before).
     TileRule(8, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1),
              "decode M <= 8: swapped operands (weights as the m16 operand), 128 columns, 2 CTAs per SM", _narrow),
     TileRule(16, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=2),
@@ -61,8 +54,6 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # at M=16 the unswapped tile below measured 78 us against 81 swapped).
     TileRule(8, Tile(1, 1, 4, 1, 2, 128, 4, 8, 1, swap_n8=1),
              "decode M <= 8: swapped operands, 256 columns, 128-deep stages (codes wider than 4 bits)"),
-    TileRule(16, Tile(1, 1, 4, 1, 4, 256, 3, 8, 1), "decode: one m16 row block, 256 columns, 4 warps per column block split K",
-             _lean_4bit),
     TileRule(16, Tile(1, 1, 4, 1, 2, 128, 4, 8, 2), "decode: one m16 row block, 256 columns, 2 warps per column block split K"),
     TileRule(32, Tile(1, 2, 4, 1, 2, 128, 4, 8, 2), "two m16 blocks"),
     TileRule(48, Tile(1, 3, 4, 1, 2, 128, 4, 8, 1), "three m16 blocks"),
