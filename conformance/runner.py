@@ -186,7 +186,7 @@ def level_function(level: str) -> LevelFn:
 
 def expand_levels(levels: Iterable[str]) -> list[str]:
     """``all`` -> every level; otherwise the given ones, in suite order, each once."""
-    wanted = set()
+    wanted: set[str] = set()
     for name in levels:
         if name == "all":
             wanted.update(LEVELS)

@@ -35,6 +35,12 @@ def _reader(stream: Any, out: "queue.Queue[str | None]") -> None:
     out.put(None)
 
 
+def _collect(stream: Any, out: deque[str]) -> None:
+    """Append every line of ``stream`` to ``out`` (a bounded deque keeps the tail) until it closes."""
+    for line in iter(stream.readline, ""):
+        out.append(line)
+
+
 def _tail(lines: deque[str]) -> str:
     return "".join(lines)[-3000:]
 
@@ -68,8 +74,7 @@ def run_cases(suite: Suite, level: str, ids: Sequence[str], *, label: str = "",
         lines: "queue.Queue[str | None]" = queue.Queue()
         err_tail: deque[str] = deque(maxlen=200)
         threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
-        threading.Thread(target=lambda: [err_tail.append(x) for x in iter(proc.stderr.readline, "")],
-                         daemon=True).start()
+        threading.Thread(target=_collect, args=(proc.stderr, err_tail), daemon=True).start()
         proc.stdin.write(json.dumps(job) + "\n")
         proc.stdin.close()
         current: str | None = None

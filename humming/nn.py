@@ -29,6 +29,16 @@ _ACT = {torch.float16: dtypes.f16, torch.bfloat16: dtypes.bf16}
 class QuantLinear(nn.Module):
     """y = x @ W^T + b with W quantized (any format the dense kernel decodes) and f16/bf16 activations."""
 
+    # The registered buffers (_PARTS and bias), declared for the type checker: nn.Module's __getattr__ says
+    # only "Tensor | Module". Annotations alone, no class attributes, so lookups still reach the buffers.
+    data: torch.Tensor
+    scales: torch.Tensor | None
+    zeros: torch.Tensor | None
+    chscale: torch.Tensor | None
+    gscale: torch.Tensor | None
+    perm: torch.Tensor | None
+    bias: torch.Tensor | None
+
     def __init__(self, packed: PackedWeight, bias: torch.Tensor | None = None) -> None:
         super().__init__()
         if not isinstance(packed, PackedWeight):

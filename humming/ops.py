@@ -15,11 +15,12 @@ from typing import Any
 
 import torch
 
+from humming.capabilities.model import DeviceCapabilities
 from humming.core import dtypes
 from humming.core.dtypes import DType
 from humming.core.formats import WeightFormat
 from humming.core.packing import LAYOUT, PackedWeight
-from humming.core.plan import KernelPlan
+from humming.core.plan import GemmTuner, KernelPlan
 from humming.core.problem import GemmProblem
 from humming.core.torch_op import HummingOp
 from humming.errors import InvalidInputError, UnsupportedError
@@ -71,9 +72,10 @@ def validate_parts(x: Any, weight: PackedWeight, device: torch.device, bias: Any
     if out_dtype is None:
         out = act
     else:
-        out = _dtype_of(out_dtype) if isinstance(out_dtype, torch.dtype) else DType.parse(out_dtype)
-        if out not in _TORCH:
+        parsed = _dtype_of(out_dtype) if isinstance(out_dtype, torch.dtype) else DType.parse(out_dtype)
+        if parsed is None or parsed not in _TORCH:  # None: a torch dtype other than f16/bf16
             raise InvalidInputError(f"gemm: out_dtype={out_dtype}; allowed: torch.float16, torch.bfloat16")
+        out = parsed
     if bias is not None:
         if not isinstance(bias, torch.Tensor) or bias.dim() != 1 or bias.shape[0] != weight.shape[0]:
             got = f"{list(bias.shape)}" if isinstance(bias, torch.Tensor) else type(bias).__name__
@@ -103,7 +105,7 @@ def _check_launchable(x2: torch.Tensor) -> None:
 
 # ---- per-device context, plans, workspaces -------------------------------------------------------------------
 @functools.lru_cache(maxsize=None)
-def _device(index: int) -> tuple[Any, Any, int]:
+def _device(index: int) -> tuple[DeviceCapabilities, GemmTuner, int]:
     """(capabilities, tuner, SM count) of CUDA device ``index``, from its plugin."""
     import humming.devices
     from humming.devices.manager import get_manager
@@ -163,8 +165,11 @@ def launch(out: torch.Tensor, x2: torch.Tensor, data: torch.Tensor, scales: torc
     _check_launchable(x2)
     m = x2.shape[0]
     device = x2.device.index if x2.device.index is not None else torch.cuda.current_device()
-    act, out_dt = _dtype_of(x2.dtype), _dtype_of(out.dtype)
     if plan is None:
+        act, out_dt = _dtype_of(x2.dtype), _dtype_of(out.dtype)
+        if act is None or out_dt is None:  # gemm() validated them; a direct caller may not have
+            raise InvalidInputError(f"launch: x2 is {x2.dtype} and out is {out.dtype}; "
+                                    f"allowed: torch.float16, torch.bfloat16")
         plan = plan_for(GemmProblem(m, n, k, fmt, act, out_dt, bias is not None), device)
     kernel = compile_spec(plan.spec)
     tuner = _device(device)[1]

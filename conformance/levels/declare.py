@@ -15,6 +15,7 @@ Cases, with stable ids:
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Callable
 
@@ -151,7 +152,8 @@ CHECKS: dict[str, Callable[[DeviceCapabilities], list[str]]] = {
 
 def _capability_cases(suite: Suite) -> list[CaseResult]:
     out = []
-    checks: dict[str, Callable[[], list[str]]] = {name: (lambda fn=fn: fn(suite.caps)) for name, fn in CHECKS.items()}
+    checks: dict[str, Callable[[], list[str]]] = {name: functools.partial(fn, suite.caps)
+                                                  for name, fn in CHECKS.items()}
     checks["device-limits"] = lambda: _device_limits(suite)
     for name, fn in checks.items():
         case_id = f"{LEVEL}/capability/{name}"

@@ -21,6 +21,7 @@ import hashlib
 import time
 from typing import Any
 
+from humming.errors import InternalError
 from conformance import cases as cases_mod
 from conformance import probes as probe_mod
 from conformance import worker
@@ -117,6 +118,9 @@ def _probe_case(suite: Suite, case_id: str) -> CaseResult:
 
     from humming.core.launcher import CompiledKernel
 
+    device = suite.device
+    if device is None:
+        raise InternalError(f"{case_id} reached the worker without a device: run_device_level skips such cases")
     p = _probe(suite, case_id[len(PROBE):])
     params = {"instruction": p.instruction.to_json(), "describe": p.instruction.describe()}
     if p.error is not None:
@@ -138,9 +142,9 @@ def _probe_case(suite: Suite, case_id: str) -> CaseResult:
     gen = torch.Generator().manual_seed(_seed(case_id))
     c = torch.randint(-512, 513, (count,), generator=gen)  # small integers: exact in every accumulator type
     c[0] = 5  # never all zeros
-    c_in = _encode(c, acc, per_word).contiguous().cuda(suite.device.index)
+    c_in = _encode(c, acc, per_word).contiguous().cuda(device.index)
     d_out = torch.full_like(c_in, 0x7FBADBAD)
-    with torch.cuda.device(suite.device.index):
+    with torch.cuda.device(device.index):
         kernel.launch(1, threads, 0, (c_in, d_out))
         torch.cuda.synchronize()
     d = _decode(d_out.cpu(), acc, per_word)
@@ -153,7 +157,7 @@ def _probe_case(suite: Suite, case_id: str) -> CaseResult:
                             f"{p.instruction.describe()} ran but computed wrong values: {wrong} of {count} accumulator "
                             f"elements are not C + {inc} (first at {first}: {float(d[first])} != {float(expected[first])})",
                             params=params, details=details)
-    return suite.result(case_id, LEVEL, Status.PASS, f"{p.instruction.describe()} ran on {suite.device.name}: "
+    return suite.result(case_id, LEVEL, Status.PASS, f"{p.instruction.describe()} ran on {device.name}: "
                         f"all {count} elements are C + {inc}", params=params, details=details)
 
 

@@ -87,6 +87,7 @@ def compile_source(source: str, *, target: Target, name: str = "kernel.cu", incl
         "entry": entry, "spec": None if spec is None else spec.describe(),
         "headers": [p for p, _ in uk.headers],
     }
+    kernel: CompiledKernel | None  # None only between a disk miss and the compile that follows it
     if not cache.enabled():
         kernel = _compile(source, chain, target, name, includes + tuple(extra_options), name_expressions,
                           uk.key, meta, spec, published=False)
@@ -279,12 +280,13 @@ def compile_many(specs: Sequence[KernelSpec], *, toolchain: Toolchain | None = N
                     bar.step()
         else:
             with concurrent.futures.ThreadPoolExecutor(n, thread_name_prefix="humming-compile") as pool:
-                futures = {pool.submit(compile_spec, s, toolchain=toolchain): s for s in unique}
-                for fut in concurrent.futures.as_completed(futures):
+                # Not ``futures``: the process branch's futures carry _compile_in_child's result, not a kernel.
+                jobs = {pool.submit(compile_spec, s, toolchain=toolchain): s for s in unique}
+                for job in concurrent.futures.as_completed(jobs):
                     try:
-                        results[futures[fut]] = fut.result()
+                        results[jobs[job]] = job.result()
                     except HummingError as exc:
-                        failures.append((futures[fut], exc))
+                        failures.append((jobs[job], exc))
                     bar.step()
     finally:
         bar.close()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 
 from humming.core.dtypes import DType, DTypeKind, SpecialValues, bf16, f16, f32, f64
-from humming.errors import InvalidInputError
+from humming.errors import InternalError, InvalidInputError
 
 _WIDE: dict[DType, torch.dtype] = {f16: torch.float16, bf16: torch.bfloat16, f32: torch.float32, f64: torch.float64}
 
@@ -137,7 +137,9 @@ def _encode_small_float(x: torch.Tensor, d: DType, saturate: bool) -> torch.Tens
         over_code = _max_code(d)
     elif d.special is SpecialValues.IEEE:
         over_code = all_ones << m  # inf
-    else:
+    else:  # FN, NAN_ONLY_MAX: no inf, so an out-of-range value becomes the NaN pattern
+        if nan_code is None:
+            raise InternalError(f"{d} ({d.special.value} specials) has no NaN code for out-of-range values")
         over_code = nan_code
     code = torch.where(overflow, torch.full_like(code, over_code), code)
     if nan_code is not None:

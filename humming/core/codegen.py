@@ -243,7 +243,8 @@ class KernelSpec:
         """UnsupportedError naming every requirement ``caps`` lacks (unknown counts as lacking)."""
         if (caps.target.vendor, caps.target.arch) != (self.target.vendor, self.target.arch):
             raise InvalidInputError(f"{self.describe()} is built for {self.target}, not {caps.target}")
-        missing, instead = [], []
+        missing: list[str] = []
+        instead: list[str] = []
         for req in self.requirements():
             ok = req.check(caps)
             if not ok:

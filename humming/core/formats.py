@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from humming.core import dtypes
 from humming.core.dtypes import DType
-from humming.errors import InvalidInputError
+from humming.errors import InternalError, InvalidInputError
 
 #: Dtypes a scale may have: 16/32-bit floats are stored as such, the 8-bit ones as raw uint8 codes.
 SCALE_DTYPES: tuple[DType, ...] = (dtypes.f16, dtypes.bf16, dtypes.f32, dtypes.e4m3, dtypes.ue8m0, dtypes.ue4m3)
@@ -134,6 +134,23 @@ class ScaleSpec:
         assert self.block is not None, "validated in __post_init__"
         bn, bk = self.block
         return (-(-n // bn), -(-k // bk))
+
+    def k_group(self) -> int:
+        """Elements along K that share one scale: the group (GROUP), the block's K extent (BLOCK), else 0."""
+        if self.granularity is Granularity.GROUP:
+            if self.group is None:
+                raise InternalError("a group ScaleSpec without a group size got past __post_init__")
+            return self.group
+        if self.granularity is Granularity.BLOCK:
+            return self.block_shape()[1]
+        return 0
+
+    def block_shape(self) -> tuple[int, int]:
+        """(rows along N, columns along K) of one scale tile; BLOCK scales only."""
+        if self.granularity is not Granularity.BLOCK or self.block is None:
+            raise InternalError(f"ScaleSpec.block_shape() on {self.dtype} scales per {self.granularity.value} "
+                                f"(block={self.block!r}): only block scales have a block shape")
+        return self.block
 
     def describe(self) -> str:
         if self.granularity is Granularity.GROUP:

@@ -202,9 +202,7 @@ def _act_order_perm(g_idx: torch.Tensor, group: int, k: int) -> torch.Tensor:
 
 def padded_shape(n: int, k: int, fmt: WeightFormat) -> tuple[int, int]:
     """(N_pad, K_pad) of an [n, k] weight in ``fmt`` once packed."""
-    spec = fmt.scale
-    group = spec.group if spec.granularity is Granularity.GROUP else (
-        spec.block[1] if spec.granularity is Granularity.BLOCK else 0)
+    group = fmt.scale.k_group()
     return _round_up(n, BLOCK_N), _round_up(k, K_ALIGN * group // math.gcd(K_ALIGN, group) if group else K_ALIGN)
 
 
@@ -226,7 +224,7 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
     n, k = q.shape
     bits = elem.bits
     g = spec.granularity
-    group = spec.group if g is Granularity.GROUP else (spec.block[1] if g is Granularity.BLOCK else 0)
+    group = spec.k_group()
     if group and group % 16:
         raise UnsupportedError(f"pack: a scale group of {group} along K; the dense kernel needs a multiple of 16",
                                missing=[f"group size {group}"], alternatives=["group sizes 16, 32, 64, 128, 256 ..."])
@@ -247,9 +245,9 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
     gscale = q.global_scale.to(torch.float32).reshape(1) if q.global_scale is not None else None
     decoded = codec.decode(q.scales, spec.dtype, out_dtype=torch.float32)
     if g in (Granularity.GROUP, Granularity.BLOCK):
-        cells = decoded if g is Granularity.GROUP else decoded.repeat_interleave(spec.block[0], 0)[:n]
+        cells = decoded if g is Granularity.GROUP else decoded.repeat_interleave(spec.block_shape()[0], 0)[:n]
         if spec.dtype in _BYTE_SCALES:
-            raw = q.scales if g is Granularity.GROUP else q.scales.repeat_interleave(spec.block[0], 0)[:n]
+            raw = q.scales if g is Granularity.GROUP else q.scales.repeat_interleave(spec.block_shape()[0], 0)[:n]
             stored = raw
         else:
             stored = cells.to(torch_act)
@@ -273,6 +271,14 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
                         None if gscale is None else gscale.to(dev).contiguous(), perm, group if scales is not None else 0)
 
 
+def _part(p: PackedWeight, name: str, t: torch.Tensor | None) -> torch.Tensor:
+    """A part that pack() always stores for p's scale granularity; absent, the PackedWeight was not made by pack."""
+    if t is None:
+        raise InvalidInputError(f"unpack: {p.format.scale.describe()} but PackedWeight.{name} is None; "
+                                f"a PackedWeight from pack() always carries it")
+    return t
+
+
 def unpack(p: PackedWeight, q_format: object = None) -> QuantizedTensor:
     """The inverse of pack (tests): codes, scales (cast back to the format's scale dtype), zeros, g_idx."""
     from humming.core.formats import QuantFormat
@@ -293,19 +299,19 @@ def unpack(p: PackedWeight, q_format: object = None) -> QuantizedTensor:
     g = spec.granularity
     zeros = None
     if g is Granularity.GROUP:
-        s = unpermute_columns(p.scales)[: -(-k // p.group), :n].T
+        s = unpermute_columns(_part(p, "scales", p.scales))[: -(-k // p.group), :n].T
         scales = s if s.dtype is torch.uint8 else s.to(storage)
         if p.zeros is not None:
             zeros = unpermute_columns(p.zeros)[: -(-k // p.group), :n].T.to(torch.uint8)
     elif g is Granularity.BLOCK:
-        s = unpermute_columns(p.scales)[: -(-k // p.group), :n].T[:: spec.block[0]]
+        s = unpermute_columns(_part(p, "scales", p.scales))[: -(-k // p.group), :n].T[:: spec.block_shape()[0]]
         scales = s if s.dtype is torch.uint8 else s.to(storage)
     elif g is Granularity.CHANNEL:
-        scales = p.chscale[:n].reshape(n, 1).to(storage)
+        scales = _part(p, "chscale", p.chscale)[:n].reshape(n, 1).to(storage)
         if p.zeros is not None:
             zeros = unpermute_columns(p.zeros)[:1, :n].T.to(torch.uint8)
     else:
-        scales = p.gscale.reshape(1, 1).to(storage)
+        scales = _part(p, "gscale", p.gscale).reshape(1, 1).to(storage)
     gscale = p.gscale if (wf.global_scale and g is not Granularity.TENSOR) else None
     g_idx = None
     if p.perm is not None:

@@ -7,7 +7,9 @@ A plugin's tuner returns one for a GemmProblem (``tuner.plan(problem, caps, sm_c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from humming.capabilities.model import DeviceCapabilities
 from humming.core.codegen import KernelSpec
 from humming.core.problem import GemmProblem
 
@@ -33,3 +35,15 @@ class KernelPlan:
             lines.append(f"workspace: {self.workspace_floats * 4} bytes of partial sums, {self.counters} tile counters")
         lines += [f"why: {r}" for r in self.reasons]
         return "\n".join(lines)
+
+
+class GemmTuner(Protocol):
+    """What a plugin's ``humming_tuner`` hook returns: the tuning rules of one target."""
+
+    def plan(self, problem: GemmProblem, caps: DeviceCapabilities, sm_count: int) -> KernelPlan:
+        """The kernel and launch for ``problem`` on a device of ``caps`` with ``sm_count`` SMs."""
+        ...
+
+    def grid_sizes(self, plan: KernelPlan) -> tuple[int, int, int]:
+        """(m_tiles, n_tiles, k_pad) the launch passes to the kernel (humming.ops.launch calls it)."""
+        ...

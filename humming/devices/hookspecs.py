@@ -10,7 +10,7 @@ Hooks must not touch a GPU at import time; ``humming_enumerate_devices`` is the 
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 import pluggy
 
@@ -18,6 +18,9 @@ from humming.capabilities.model import DeviceCapabilities, MmaInstruction, Targe
 from humming.devices.device import DeviceMatch, RawDevice
 from humming.devices.probe import InstructionProbe
 from humming.devices.toolchain import Toolchain
+
+if TYPE_CHECKING:  # for annotations only: the contract module stays free of the kernel layer
+    from humming.core.plan import GemmTuner
 
 PROJECT = "humming"
 ENTRY_POINT_GROUP = "humming.devices"
@@ -34,6 +37,9 @@ def humming_api_version() -> int:
 
     :return: the ``API_VERSION`` the plugin was written against (currently 1).
     """
+    # A specification only: pluggy reads its signature and calls the plugins' implementations, never this.
+    # Raising (rather than an empty body) keeps the ``-> int`` contract true for the type checker.
+    raise NotImplementedError("humming_api_version is a hook specification; plugins implement it")
 
 
 @hookspec
@@ -90,10 +96,11 @@ def humming_instruction_probe(instruction: MmaInstruction, target: Target) -> In
 
 
 @hookspec
-def humming_tuner(target: Target) -> object | None:
+def humming_tuner(target: Target) -> GemmTuner | None:
     """Supply the tuning rules for a target this plugin declared.
 
     :param target: one of the plugin's targets.
-    :return: an object with ``plan(problem, capabilities)`` that returns the kernel parameters for a GemmProblem
-        (see humming.core.plan), or None to use humming's generic rules.
+    :return: an object with ``plan(problem, capabilities, sm_count)`` that returns the kernel parameters for a
+        GemmProblem and ``grid_sizes(plan)`` (a humming.core.plan.GemmTuner), or None when the plugin has no
+        GEMM kernels for the target (``humming.gemm`` then raises UnsupportedError naming this hook).
     """

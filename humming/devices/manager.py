@@ -15,7 +15,7 @@ import os
 import threading
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import pluggy
 
@@ -25,6 +25,9 @@ from humming.devices import hookspecs
 from humming.devices.device import Device, DeviceMatch, RawDevice
 from humming.devices.toolchain import Toolchain
 from humming.errors import InvalidInputError, PluginError, UnsupportedError
+
+if TYPE_CHECKING:  # for annotations only: importing the kernel layer here would load it with the manager
+    from humming.core.plan import GemmTuner
 
 
 @dataclass
@@ -303,7 +306,7 @@ class DeviceManager:
                                    missing=[f"a toolchain for {target}"])
         return chain
 
-    def tuner(self, target: Target) -> object | None:
+    def tuner(self, target: Target) -> GemmTuner | None:
         return self._supplied("humming_tuner", target)
 
     def instruction_probe(self, instruction: MmaInstruction, target: Target) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from humming.capabilities.model import DeviceCapabilities
+from humming.capabilities.model import DeviceCapabilities, Target
 from humming.core import dtypes
 from humming.core.codegen import KernelSpec, Requirement, param
 from humming.core.dtypes import DType
@@ -82,7 +82,7 @@ class DecodeParams:
         zmode = ZeroMode.ROWS if fmt.zero_point is ZeroPointSpec.INT else ZeroMode.CONST
         if g in (Granularity.GROUP, Granularity.BLOCK):
             smode = ScaleMode.GROUP
-            gs = spec.group if g is Granularity.GROUP else spec.block[1]
+            gs = spec.k_group()
         elif g is Granularity.CHANNEL:
             smode, gs = ScaleMode.CHANNEL, 0
         else:
@@ -174,7 +174,8 @@ class GemmDenseSpec(KernelSpec):
                              "of activations (M <= 8 or 16)")
 
     @staticmethod
-    def build(target: object, act: DType, out: DType, decode: DecodeParams, tile: Tile) -> "GemmDenseSpec":
+    def build(target: Target, act: DType, out: DType, decode: DecodeParams, tile: Tile) -> "GemmDenseSpec":
+        """The spec of ``decode`` and ``tile`` on ``target`` (every value checked on construction)."""
         return GemmDenseSpec(target=target, act=act, out=out, wbits=decode.wbits, wkind=decode.wkind, we=decode.we,
                              wm=decode.wm, wbias=decode.wbias, zmode=decode.zmode, zconst=decode.zconst,
                              zgs=decode.zgs, smode=decode.smode, sdt=decode.sdt, gs=decode.gs,

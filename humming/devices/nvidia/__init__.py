@@ -6,7 +6,7 @@ it touches no GPU and compiles nothing; ``humming_enumerate_devices`` is the onl
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from humming.capabilities.model import DeviceCapabilities, MmaInstruction, Target
 from humming.devices.device import DeviceMatch, RawDevice
@@ -14,6 +14,9 @@ from humming.devices.hookspecs import API_VERSION, hookimpl
 from humming.devices.probe import InstructionProbe
 from humming.devices.toolchain import Toolchain
 from humming.errors import InvalidInputError
+
+if TYPE_CHECKING:  # for annotations only: the tuner (and the kernel layer under it) loads on first use
+    from humming.core.plan import GemmTuner
 
 VENDOR = "nvidia"
 
@@ -61,7 +64,7 @@ def humming_toolchain(target: Target) -> Toolchain | None:
 
 
 @hookimpl
-def humming_tuner(target: Target) -> object | None:
+def humming_tuner(target: Target) -> GemmTuner | None:
     if not _ours(target):
         return None
     from humming.devices.nvidia.tuning import TUNER

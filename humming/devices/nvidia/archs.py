@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from itertools import product
-from typing import Iterable
+from typing import Iterable, TypedDict
 
 from humming.capabilities.model import (BlockScale, DeviceCapabilities, ExecutionLimits, HiddenFormat, MemoryFeatures,
                                         MmaInstruction, Provenance, Source, Target,
@@ -178,9 +178,16 @@ def _tc(kind: str, k: int, a: DType, b: DType, acc: DType, note: str, *, scale: 
                           source=Source(provenance, cite))
 
 
+class _Cite(TypedDict):
+    """How a _tcgen05() row is sourced: the keyword arguments every _tc() call of one target shares."""
+
+    provenance: Provenance
+    where: str
+
+
 def _tcgen05(*, int8: bool, provenance: Provenance = D, where: str = "") -> list[MmaInstruction]:
     """tcgen05.mma, cta_group::1 with M=128 (since PTX 8.6). ``int8``: whether the target has kind::i8."""
-    kw = {"provenance": provenance, "where": where}
+    kw: _Cite = {"provenance": provenance, "where": where}
     out = [_tc("f16", 16, f16, f16, acc, "kind::f16 (f16 x f16 -> f16|f32)", **kw) for acc in (f16, f32)]
     out.append(_tc("f16", 16, bf16, bf16, f32, "kind::f16 (bf16 x bf16 -> f32)", **kw))
     out.append(_tc("tf32", 8, tf32, tf32, f32, "kind::tf32", **kw))
