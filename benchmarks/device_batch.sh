@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl for ml_dtypes; outputs land in $OUT)
-# Steps: devices gpu-tests jit wna16 conformance (default: all). Each step's log is $OUT/<step>.txt.
+# Steps: devices gpu-tests jit wna16 formats check ncu conformance (default: all but ncu). Each step's log is
+# $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -9,14 +10,19 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
 fi
 python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.txt" 2>&1 || { cat "$OUT/install.txt"; exit 1; }
-steps=${*:-devices gpu-tests jit wna16 conformance}
+steps=${*:-devices gpu-tests jit wna16 formats check conformance}
 for step in $steps; do
   echo "=== $step ($(date -u +%H:%M:%S))"
   case $step in
     devices) { python3 -m humming devices; python3 -m humming devices --json >"$OUT/devices.json"; } 2>&1 | tee "$OUT/devices.txt" ;;
-    gpu-tests) timeout 240 python3 -m pytest -q -m gpu tests -rs -p no:cacheprovider 2>&1 | tee "$OUT/gpu-tests.txt" | tail -25 ;;
+    # the dense matrix is the `check` step's (isolated processes); everything else GPU-marked runs here
+    gpu-tests) timeout 240 python3 -m pytest -q -m gpu tests -rs -p no:cacheprovider -k "not test_dense_gemm_matches_the_reference" 2>&1 | tee "$OUT/gpu-tests.txt" | tail -25 ;;
     jit) timeout 150 python3 benchmarks/jit_compile.py --json "$OUT/jit_compile_gpu.json" 2>&1 | tee "$OUT/jit.txt" | tail -25 ;;
-    wna16) [ -f benchmarks/bench_wna16.py ] && timeout 200 python3 benchmarks/bench_wna16.py 2>&1 | tee "$OUT/wna16.txt" | tail -40 ;;
+    wna16) timeout 200 python3 benchmarks/bench_wna16.py --quick --reps 25 --formats "w4a16 s4 g128" --json "$OUT/wna16.json" 2>&1 | tee "$OUT/wna16.txt" | tail -16 ;;
+    formats) timeout 150 python3 benchmarks/bench_wna16.py --quick --reps 25 --no-baselines --json "$OUT/formats.json" \
+               --formats "w4a16 u4 zp g128,w8a16 s8 ch,w8a16 e4m3 ch,mxfp4,nvfp4" 2>&1 | tee "$OUT/formats.txt" | tail -32 ;;
+    check) timeout 300 python3 benchmarks/bench_wna16.py --check 2>&1 | tee "$OUT/check.txt" | tail -3 ;;
+    ncu) bash benchmarks/ncu_wna16.sh s4_m1 --m 1 2>&1 | tee "$OUT/ncu.txt" | tail -40 ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done
