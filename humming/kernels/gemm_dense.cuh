@@ -186,9 +186,7 @@ struct GemmDense {
   // swapped form has half the accumulators per weight block (one FFMA per accumulator and group).
   static constexpr bool kAccScale = Cfg::kSwapAB && Cfg::kSMode == kScaleGroup && Cfg::kWKind == kWeightInt &&
                                     (Cfg::kKStepsPerWarp * 16) % Cfg::kGS == 0;
-  using GroupAcc = float[FN][4][NB][4];
-
-  static HM_DEVICE void apply_group_scales(MainAcc& acc, const GroupAcc& part, const u32 (&scale)[FN][8]) {
+  static HM_DEVICE void apply_group_scales(MainAcc& acc, const SwapAcc& part, const u32 (&scale)[FN][8]) {
     if constexpr (kAccScale) {
 #pragma unroll
       for (int fn = 0; fn < FN; ++fn)
@@ -198,7 +196,7 @@ struct GemmDense {
           for (int e = 0; e < 4; ++e) {  // d[f][.][e] is column 16f + g + 8(e/2): the pair j = 2f + e/2
             const float sc = arch::to_f32(Act{}, scale[fn][2 * f + e / 2]);
 #pragma unroll
-            for (int h = 0; h < NB; ++h) acc.d[fn][f][h][e] = fmaf(sc, part[fn][f][h][e], acc.d[fn][f][h][e]);
+            for (int h = 0; h < NB; ++h) acc.d[fn][f][h][e] = fmaf(sc, part.d[fn][f][h][e], acc.d[fn][f][h][e]);
           }
     }
   }
@@ -210,7 +208,7 @@ struct GemmDense {
     const u32 sW = arch::smem_u32(base + Stage::kW);
     const u32 sA = arch::smem_u32(base + Stage::kA);
     u32 scale[FN][8];
-    GroupAcc part;  // kAccScale: this group's unscaled sums
+    SwapAcc part;  // kAccScale: this group's unscaled sums
 #pragma unroll
     for (int i = 0; i < Cfg::kKStepsPerWarp; ++i) {
       const int ks = wk * Cfg::kKStepsPerWarp + i;
@@ -218,14 +216,7 @@ struct GemmDense {
         if (i == 0 || (ks * 16) % Cfg::kGS == 0) {
           if constexpr (kAccScale) {
             if (i > 0) apply_group_scales(acc, part, scale);
-#pragma unroll
-            for (int fn = 0; fn < FN; ++fn)
-#pragma unroll
-              for (int f = 0; f < 4; ++f)
-#pragma unroll
-                for (int h = 0; h < NB; ++h)
-#pragma unroll
-                  for (int e = 0; e < 4; ++e) part[fn][f][h][e] = 0.0f;
+            part.zero();
           }
           const int row = Cfg::kGS >= BK ? 0 : (ks * 16) / Cfg::kGS;
 #pragma unroll
@@ -269,7 +260,7 @@ struct GemmDense {
           for (int f = 0; f < 4; ++f) {
             const u32 wa[4] = {b[2 * f][0], b[2 * f + 1][0], b[2 * f][1], b[2 * f + 1][1]};
 #pragma unroll
-            for (int h = 0; h < NB; ++h) arch::mma_m16n8k16(Act{}, kAccScale ? part[fn][f][h] : acc.d[fn][f][h], wa, x[h]);
+            for (int h = 0; h < NB; ++h) arch::mma_m16n8k16(Act{}, kAccScale ? part.d[fn][f][h] : acc.d[fn][f][h], wa, x[h]);
           }
         } else {
 #pragma unroll
