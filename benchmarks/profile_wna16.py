@@ -5,6 +5,7 @@
 
 --tiles: semicolon-separated variants, each the nine Tile fields (warp_m, frag_m, warp_n, frag_n, warp_k, bk,
 stages, group_m, min_blocks[, swap_n8 0/1/2]) and optionally a schedule; the tuner's own plan is always timed first.
+A variant prefixed "wgmma:" runs the wgmma kernel (gemm_dense_wgmma.cuh), else the mma.sync kernel.
 --loop N: no timing; launch the tuner's plan (or the first variant) N times, for `ncu --launch-skip`.
 Timing is bench_wna16's Timer (CUDA-graph replay, L2 flushed, median); the line shows us and % of roofline
 against the copy bandwidth measured in the same run.
@@ -27,15 +28,20 @@ from humming.core import dtypes, packing, quantized  # noqa: E402
 from humming.core.build import compile_many  # noqa: E402
 from humming.core.formats import QuantFormat  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
-from humming.kernels.gemm_dense import Tile  # noqa: E402
+from humming.kernels.gemm_dense import GemmDenseSpec, Tile  # noqa: E402
+from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec  # noqa: E402
 
 
-def parse_variants(text: str) -> list[tuple[Tile, str | None]]:
+KERNELS = {"sync": GemmDenseSpec, "wgmma": GemmDenseWgmmaSpec}
+
+
+def parse_variants(text: str) -> list[tuple[Tile, str | None, type[GemmDenseSpec]]]:
     out = []
     for item in filter(None, (s.strip() for s in text.split(";"))):
+        kernel, _, item = item.rpartition(":")
         fields, _, sched = item.partition(" ")
         values = [int(v) for v in fields.split(",")]
-        out.append((Tile(*values), sched.strip() or None))
+        out.append((Tile(*values), sched.strip() or None, KERNELS[kernel or "sync"]))
     return out
 
 
@@ -52,8 +58,6 @@ def main() -> None:
     ap.add_argument("--ablate", type=int, default=0, help="gemm_dense.cuh HM_ABLATE (timing experiments only)")
     args = ap.parse_args()
     if args.ablate:
-        from humming.kernels.gemm_dense import GemmDenseSpec
-
         plain = GemmDenseSpec.render
         GemmDenseSpec.render = lambda self: f"#define HM_ABLATE {args.ablate}\n" + plain(self)  # type: ignore
 
@@ -73,9 +77,9 @@ def main() -> None:
         out = torch.empty(m, args.n, device="cuda", dtype=tdt)
         problem = GemmProblem(m, args.n, args.k, fmt, act, act)
         plans = [tuner.plan(problem, caps, sms)]
-        for tile, sched in parse_variants(args.tiles):
+        for tile, sched, kernel in parse_variants(args.tiles):
             try:
-                plans.append(tuner.plan(problem, caps, sms, tile=tile, schedule=sched))
+                plans.append(tuner.plan(problem, caps, sms, tile=tile, schedule=sched, kernel=kernel))
             except Exception as exc:  # noqa: BLE001 - a variant that does not apply: say so, go on
                 print(f"  skip {tile}: {exc}", flush=True)
         compile_many([p.spec for p in plans])
@@ -101,7 +105,9 @@ def main() -> None:
             t = plan.spec.tile
             fields = ",".join(str(v) for v in (t.warp_m, t.frag_m, t.warp_n, t.frag_n, t.warp_k, t.bk, t.stages,
                                                t.group_m, t.min_blocks, t.swap_n8))
+            kind = "wgmma" if isinstance(plan.spec, GemmDenseWgmmaSpec) else "sync"
             print(f"{args.format:<16} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
+                  f"{kind:<5} "
                   f"{fields:<22} {plan.schedule:<13} grid {plan.grid:<5} {us:8.2f} us "
                   f"{100 * roof_us / us:5.1f}% roof", flush=True)
 

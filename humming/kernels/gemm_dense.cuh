@@ -201,6 +201,23 @@ struct GemmDense {
     }
   }
 
+  // The group-scale pairs (and zero points) of k16 step ks for this warp's n64 blocks: row ks*16/GS of the
+  // stage's scale rows (one row when a group spans the stage).
+  static HM_DEVICE void load_scales(const char* base, int ks, int wn, int g, u32 (&scale)[FN][8]) {
+    const int row = Cfg::kGS >= BK ? 0 : (ks * 16) / Cfg::kGS;
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+      dequant::load_scale_pairs<Cfg::kSDT>(
+          Act{}, arch::smem_u32(base + Stage::kS) + (row * BN + (wn * FN + fn) * 64) * Stage::kSBytes, g, scale[fn]);
+  }
+  static HM_DEVICE void load_zeros(const char* base, int ks, int wn, int g, Zero& zero) {
+    constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
+    const int row = zgs >= BK ? 0 : (ks * 16) / zgs;
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+      zero.template load<Cfg::kWBits>(arch::smem_u32(base + Stage::kZ) + (row * BN + (wn * FN + fn) * 64) * 2, g, fn);
+  }
+
   static HM_DEVICE void compute_stage(const char* base, MainAcc& acc, Zero& zero, const dequant::Masks& masks, int wm,
                                       int wn, int wk, int lane) {
     constexpr int B = Cfg::kWBits;
@@ -218,22 +235,12 @@ struct GemmDense {
             if (i > 0) apply_group_scales(acc, part, scale);
             part.zero();
           }
-          const int row = Cfg::kGS >= BK ? 0 : (ks * 16) / Cfg::kGS;
-#pragma unroll
-          for (int fn = 0; fn < FN; ++fn)
-            dequant::load_scale_pairs<Cfg::kSDT>(
-                Act{}, arch::smem_u32(base + Stage::kS) + (row * BN + (wn * FN + fn) * 64) * Stage::kSBytes, g,
-                scale[fn]);
+          load_scales(base, ks, wn, g, scale);
         }
       }
       if constexpr (Stage::kZRows > 0) {
         constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
-        if (i == 0 || (ks * 16) % zgs == 0) {
-          const int row = zgs >= BK ? 0 : (ks * 16) / zgs;
-#pragma unroll
-          for (int fn = 0; fn < FN; ++fn)
-            zero.template load<B>(arch::smem_u32(base + Stage::kZ) + (row * BN + (wn * FN + fn) * 64) * 2, g, fn);
-        }
+        if (i == 0 || (ks * 16) % zgs == 0) load_zeros(base, ks, wn, g, zero);
       }
       u32 a[FM][4];
 #pragma unroll
@@ -308,9 +315,48 @@ struct GemmDense {
     }
   }
 
-  // ---- the kernel body ----------------------------------------------------------------------------------
-  static HM_DEVICE void run(const GemmDenseArgs& p) {
-    extern __shared__ __align__(128) char smem[];
+  // ---- the mma.sync body: per-stage MMAs and the per-tile finish the pipeline below calls -----------------
+  struct SyncBody {
+    static constexpr int kLagStages = 0;  // mma.sync has read its stage when compute() returns
+    MainAcc acc;
+    Zero zero;
+    dequant::Masks masks;
+
+    HM_DEVICE explicit SyncBody(const GemmDenseArgs& p) {
+      acc.zero();
+      zero.set_const(Cfg::kZConst);
+      // p.k > 0, so this is zero; the compiler cannot know it and keeps the masks in registers.
+      masks = dequant::pinned_masks(Act{}, static_cast<u32>(p.k) >> 31);
+    }
+    HM_DEVICE void after_wait() const {}
+    HM_DEVICE void compute(const char* base, int wm, int wn, int wk, int lane) {
+      compute_stage(base, acc, zero, masks, wm, wn, wk, lane);
+    }
+    HM_DEVICE void finish(const GemmDenseArgs& p, const scheduler::StreamK& sk, char* red, int tile, int mt, int nt,
+                          long long seg_begin, long long seg_end, long long cta_begin, int wm, int wn, int wk,
+                          int lane) {
+      if constexpr (Cfg::kSwapAB) {
+        Acc full;
+        mma::unswap(acc, full, lane);
+        epilogue::finish_tile<Cfg>(p, sk, red, full, tile, mt, nt, seg_begin, seg_end, cta_begin, wm, wn, wk, lane,
+                                   epilogue_fix());
+      } else {
+        epilogue::finish_tile<Cfg>(p, sk, red, acc, tile, mt, nt, seg_begin, seg_end, cta_begin, wm, wn, wk, lane,
+                                   epilogue_fix());
+      }
+      acc.zero();
+    }
+  };
+
+  // ---- the pipeline: a STAGES-deep cp.async ring over this CTA's Stream-K range ---------------------------
+  // Body (SyncBody, or another MMA family's) is built after the prologue's loads, computes each stage and
+  // finishes each tile; `smem` is the dynamic shared memory (stages, then the k-warp reduction buffer).
+  // Loads run D = STAGES - 1 - Body::kLagStages stages ahead: a body whose MMAs still read a stage after its
+  // compute() returns (asynchronous ones) keeps that stage out of the ring for kLagStages more iterations.
+  template <class Body>
+  static HM_DEVICE void pipeline(const GemmDenseArgs& p, char* smem) {
+    constexpr int D = S - 1 - Body::kLagStages;
+    static_assert(D >= 1, "too few stages for the body's lag");
     const int tid = threadIdx.x;
     const int lane = tid & 31;
     const int warp = tid >> 5;
@@ -330,12 +376,12 @@ struct GemmDense {
     // Load cursor (runs STAGES-1 iterations ahead) and compute cursor, both as (tile, kt): no divisions inside.
     int l_tile = static_cast<int>(begin / k_iters);
     int l_kt = static_cast<int>(begin - static_cast<long long>(l_tile) * k_iters);
-    int c_tile = l_tile, c_kt = l_kt;
+    int c_tile = l_tile;
     Loaders ld;
     ld.set_tile(p, l_tile);
     long long l_it = begin;
 #pragma unroll
-    for (int s = 0; s < S - 1; ++s) {
+    for (int s = 0; s < D; ++s) {
       if (l_it < end) {
         ld.load(smem, s, l_kt, pol_w);
         ++l_it;
@@ -347,51 +393,43 @@ struct GemmDense {
       arch::cp_async_commit();
     }
 
-    MainAcc acc;
-    acc.zero();
-    Zero zero;
-    zero.set_const(Cfg::kZConst);
-    // p.k > 0, so this is zero; the compiler cannot know it and keeps the masks in registers.
-    const dequant::Masks masks = dequant::pinned_masks(Act{}, static_cast<u32>(p.k) >> 31);
-    long long seg_begin = begin;
+    Body body(p);
     int stage = 0;
-    int l_stage = S - 1;
-    for (long long it = begin; it < end; ++it) {
-      arch::cp_async_wait<S - 2>();
-      __syncthreads();
-      if (l_it < end) {
-        ld.load(smem, l_stage, l_kt, pol_w);
-        ++l_it;
-        if (++l_kt == k_iters && l_it < end) {
-          l_kt = 0;
-          ld.set_tile(p, ++l_tile);
+    int l_stage = D;
+    // One segment per tile this CTA touches: the k-loop holds no tile finish, so asynchronous MMAs may stay in
+    // flight across its iterations (ptxas serialises wgmma whose registers a divergent path touches).
+    for (long long it = begin; it < end;) {
+      const long long seg_begin = it;
+      const long long seg_end = min(end, static_cast<long long>(c_tile + 1) * k_iters);
+      for (; it < seg_end; ++it) {
+        arch::cp_async_wait<D - 1>();
+        body.after_wait();
+        __syncthreads();
+        if (l_it < end) {
+          ld.load(smem, l_stage, l_kt, pol_w);
+          ++l_it;
+          if (++l_kt == k_iters && l_it < end) {
+            l_kt = 0;
+            ld.set_tile(p, ++l_tile);
+          }
         }
-      }
-      arch::cp_async_commit();
-      if (++l_stage == S) l_stage = 0;
+        arch::cp_async_commit();
+        if (++l_stage == S) l_stage = 0;
 
-      compute_stage(smem + stage * Stage::kBytes, acc, zero, masks, wm, wn, wk, lane);
-      if (++stage == S) stage = 0;
-
-      if (++c_kt == k_iters || it + 1 == end) {
-        int mt, nt;
-        scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
-        if constexpr (Cfg::kSwapAB) {
-          Acc full;
-          mma::unswap(acc, full, lane);
-          epilogue::finish_tile<Cfg>(p, sk, smem + Cfg::kStages * Stage::kBytes, full, c_tile, mt, nt, seg_begin,
-                                     it + 1, begin, wm, wn, wk, lane, epilogue_fix());
-        } else {
-          epilogue::finish_tile<Cfg>(p, sk, smem + Cfg::kStages * Stage::kBytes, acc, c_tile, mt, nt, seg_begin,
-                                     it + 1, begin, wm, wn, wk, lane, epilogue_fix());
-        }
-        acc.zero();
-        seg_begin = it + 1;
-        c_kt = 0;
-        ++c_tile;
+        body.compute(smem + stage * Stage::kBytes, wm, wn, wk, lane);
+        if (++stage == S) stage = 0;
       }
+      int mt, nt;
+      scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
+      body.finish(p, sk, smem + Cfg::kStages * Stage::kBytes, c_tile, mt, nt, seg_begin, it, begin, wm, wn, wk, lane);
+      ++c_tile;
     }
     arch::cp_async_wait<0>();
+  }
+
+  static HM_DEVICE void run(const GemmDenseArgs& p) {
+    extern __shared__ __align__(128) char smem[];
+    pipeline<SyncBody>(p, smem);
   }
 };
 

@@ -173,15 +173,15 @@ class GemmDenseSpec(KernelSpec):
                          doc="0: plain operands; 1 or 2: weights as the m16 MMA operand and this many n8 fragments "
                              "of activations (M <= 8 or 16)")
 
-    @staticmethod
-    def build(target: Target, act: DType, out: DType, decode: DecodeParams, tile: Tile) -> "GemmDenseSpec":
+    @classmethod
+    def build(cls, target: Target, act: DType, out: DType, decode: DecodeParams, tile: Tile) -> "GemmDenseSpec":
         """The spec of ``decode`` and ``tile`` on ``target`` (every value checked on construction)."""
-        return GemmDenseSpec(target=target, act=act, out=out, wbits=decode.wbits, wkind=decode.wkind, we=decode.we,
-                             wm=decode.wm, wbias=decode.wbias, zmode=decode.zmode, zconst=decode.zconst,
-                             zgs=decode.zgs, smode=decode.smode, sdt=decode.sdt, gs=decode.gs,
-                             warp_m=tile.warp_m, frag_m=tile.frag_m, warp_n=tile.warp_n, frag_n=tile.frag_n,
-                             warp_k=tile.warp_k, bk=tile.bk, stages=tile.stages, group_m=tile.group_m,
-                             min_blocks=tile.min_blocks, swap_n8=tile.swap_n8)
+        return cls(target=target, act=act, out=out, wbits=decode.wbits, wkind=decode.wkind, we=decode.we,
+                   wm=decode.wm, wbias=decode.wbias, zmode=decode.zmode, zconst=decode.zconst,
+                   zgs=decode.zgs, smode=decode.smode, sdt=decode.sdt, gs=decode.gs,
+                   warp_m=tile.warp_m, frag_m=tile.frag_m, warp_n=tile.warp_n, frag_n=tile.frag_n,
+                   warp_k=tile.warp_k, bk=tile.bk, stages=tile.stages, group_m=tile.group_m,
+                   min_blocks=tile.min_blocks, swap_n8=tile.swap_n8)
 
     @property
     def tile(self) -> Tile:
@@ -221,6 +221,11 @@ class GemmDenseSpec(KernelSpec):
         elif self.we or self.wm or self.wbias:
             raise InvalidInputError("GemmDenseSpec: integer weights take we = wm = wbias = 0")
 
+    @classmethod
+    def mma_requirement(cls, act: DType) -> Requirement:
+        """The tensor-core instruction this kernel is built on, for ``act`` operands (a tuner asks it first)."""
+        return _mma_requirement(act)
+
     def requirements(self) -> tuple[Requirement, ...]:
         smem = self.smem_bytes()
 
@@ -228,7 +233,7 @@ class GemmDenseSpec(KernelSpec):
             limit = caps.limits.shared_memory_per_block_optin
             return None if limit is None else smem <= limit
 
-        reqs = [_mma_requirement(self.act)]
+        reqs = [self.mma_requirement(self.act)]
         if self.out is dtypes.bf16 and self.act is not dtypes.bf16:
             reqs.append(_mma_requirement(dtypes.bf16))  # bf16 conversions come with bf16 MMA (sm_80)
         return (*reqs,

@@ -20,6 +20,7 @@ from humming.core.problem import GemmProblem
 from humming.devices.nvidia import archs, tuning
 from humming.errors import InvalidInputError, UnsupportedError
 from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
+from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec, wgmma_tile
 
 W4 = WeightFormat(dtypes.s4, ScaleSpec(Granularity.GROUP, dtypes.f16, 128))
 #: One decode path each: int4 magic numbers, zero rows, int8 via f32 (bf16), bit planes, small floats, MX, NVFP4.
@@ -87,6 +88,13 @@ def test_every_target_and_every_table_row_compiles_with_the_twins_sizes(compiled
         assert spec.smem_bytes() <= caps.limits.shared_memory_per_block_optin
 
 
+def _wgmma_loop(sass: str) -> list[str]:
+    """The SASS lines from the first HGMMA to the last: the wgmma kernel's main loop."""
+    lines = [ln for ln in sass.splitlines() if re.match(r"\s+/\*[0-9a-f]+\*/", ln)]
+    at = [i for i, ln in enumerate(lines) if "HGMMA." in ln]
+    return lines[at[0]:at[-1] + 1] if at else []
+
+
 def test_the_sass_holds_hmma_and_the_main_paths_do_not_spill(compiled, tmp_path: Path) -> None:
     tool = _nvdisasm()
     if tool is None:
@@ -95,6 +103,15 @@ def test_the_sass_holds_hmma_and_the_main_paths_do_not_spill(compiled, tmp_path:
         cubin = tmp_path / f"k{i}.cubin"
         cubin.write_bytes(kernel.binary)
         sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+        if isinstance(spec, GemmDenseWgmmaSpec):
+            # wgmma with the weights as register A: HGMMA in the loop, none waited for right after issue (ptxas
+            # serialises them when a divergent path touches their registers: one "DEPBAR.LE gsb0, 0x0" each),
+            # and no local memory in the loop (the setup may spill a few words at 255 registers).
+            loop = _wgmma_loop(sass)
+            assert loop, f"{spec.describe()}: no HGMMA in the SASS"
+            assert not any("gsb0, 0x0" in ln for ln in loop), f"{spec.describe()}: wgmma serialised"
+            assert not any(op in ln for ln in loop for op in ("LDL", "STL")), f"{spec.describe()}: spills in the loop"
+            continue
         hmma = len(re.findall(r"\bHMMA\.", sass))
         assert hmma > 0, f"{spec.describe()}: no HMMA in the SASS"
         if spec.wbits in (4, 8):
@@ -177,3 +194,30 @@ def test_a_stage_deeper_than_the_packed_k_falls_back_to_128() -> None:
     caps = archs.capabilities("sm_90a")
     plan = tuning.TUNER.plan(GemmProblem(1, 1000, 1152, W4, dtypes.bf16, dtypes.bf16), caps, 132)
     assert plan.spec.bk == 128 and (1152 // 128) * 128 == 1152 and (plan.spec.bk // 16) % plan.spec.warp_k == 0
+
+
+def test_past_decode_the_tuner_takes_wgmma_where_the_target_has_it_and_mma_sync_elsewhere() -> None:
+    def kernel(arch: str, m: int) -> type:
+        caps = archs.capabilities(arch)
+        return type(tuning.TUNER.plan(GemmProblem(m, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132).spec)
+
+    assert [kernel("sm_90a", m) for m in (1, 16, 17, 64, 1024)] == [GemmDenseSpec] * 2 + [GemmDenseWgmmaSpec] * 3
+    # Blackwell and Ampere have no wgmma (the capability table says so): their rows stay on mma.sync.
+    for arch in ("sm_80", "sm_100a", "sm_120a"):
+        assert {kernel(arch, m) for m in (17, 64, 1024)} == {GemmDenseSpec}, arch
+    spec = GemmDenseWgmmaSpec.build(archs.capabilities("sm_90a").target, dtypes.bf16, dtypes.bf16,
+                                    DecodeParams.of(W4), wgmma_tile(2, 1, 64, 6))
+    with pytest.raises(UnsupportedError, match="wgmma m64nNk16"):
+        spec.check_supported(archs.capabilities("sm_90a").__class__(**{**archs.capabilities("sm_90a").__dict__,
+                                                                      "mma": archs.capabilities("sm_80").mma}))
+
+
+def test_the_wgmma_twin_refuses_tiles_its_template_cannot_run() -> None:
+    t = archs.capabilities("sm_90a").target
+    d = DecodeParams.of(W4)
+    good = wgmma_tile(1, 1, 64, 6, min_blocks=2)
+    GemmDenseWgmmaSpec.build(t, dtypes.bf16, dtypes.bf16, d, good)
+    for bad, rule in ((replace(good, bk=128), "bk=128"), (replace(good, frag_m=3), "frag_m=3"),
+                      (replace(good, warp_n=2), "warp_n=2"), (replace(good, warp_k=2), "warp_k=2")):
+        with pytest.raises(InvalidInputError, match=rule):
+            GemmDenseWgmmaSpec.build(t, dtypes.bf16, dtypes.bf16, d, bad)

@@ -1,7 +1,8 @@
 """Dense GEMM plans for NVIDIA targets: tile tables by M (data), a shared-memory fit, and the Stream-K grid rule.
 
 ``TUNER.plan(problem, caps, sm_count)`` returns a KernelPlan. Tiles come from the table that fits the target's
-shared memory per block; the first row whose ``max_m`` covers M wins. The grid is data-parallel (one CTA per
+shared memory per block; the first row whose ``max_m`` covers M, whose format filter takes the format and whose
+kernel's MMA instruction the target has (wgmma rows are skipped on targets without wgmma) wins. The grid is data-parallel (one CTA per
 tile) when the tiles nearly fill one wave of resident CTAs, else Stream-K over (tile, k-step) iterations with
 one CTA per resident slot: a decode-sized GEMM (M <= 16: a few dozen tiles) still streams weights on every SM,
 and a large one has no tail wave.
@@ -19,6 +20,7 @@ from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
 from humming.errors import InvalidInputError, UnsupportedError
 from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
+from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec, wgmma_tile
 
 KiB = 1024
 
@@ -29,6 +31,7 @@ class TileRule:
     tile: Tile
     why: str
     when: Callable[[DecodeParams], bool] | None = None  # formats the rule serves (None: all)
+    kernel: type[GemmDenseSpec] = GemmDenseSpec  # the twin; a target without its MMA instruction skips the rule
 
 
 def _narrow(d: DecodeParams) -> bool:
@@ -55,6 +58,14 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     TileRule(8, Tile(1, 1, 4, 1, 2, 128, 4, 8, 1, swap_n8=1),
              "decode M <= 8: swapped operands, 256 columns, 128-deep stages (codes wider than 4 bits)"),
     TileRule(16, Tile(1, 1, 4, 1, 2, 128, 4, 8, 2), "decode: one m16 row block, 256 columns, 2 warps per column block split K"),
+    # Past decode, wgmma where the target has it (sm_90a): the dequantised weights are the register A operand
+    # of m64nNk16 and N activation rows come from shared memory (gemm_dense_wgmma.cuh).
+    TileRule(32, wgmma_tile(1, 1, 32, 8, min_blocks=2),
+             "wgmma, one warpgroup of 256 columns x 32 rows (m64n32k16), 2 CTAs per SM", kernel=GemmDenseWgmmaSpec),
+    TileRule(64, wgmma_tile(1, 1, 64, 6, min_blocks=2),
+             "wgmma, one warpgroup of 256 columns x 64 rows (m64n64k16), 2 CTAs per SM", kernel=GemmDenseWgmmaSpec),
+    TileRule(_INF, wgmma_tile(2, 1, 64, 6),
+             "wgmma, two warpgroups of 256 columns x 64 rows (512 x 64 tiles), 8 warps per SM", kernel=GemmDenseWgmmaSpec),
     TileRule(32, Tile(1, 2, 4, 1, 2, 128, 4, 8, 2), "two m16 blocks"),
     TileRule(48, Tile(1, 3, 4, 1, 2, 128, 4, 8, 1), "three m16 blocks"),
     TileRule(64, Tile(1, 4, 4, 1, 2, 128, 4, 8, 1), "four m16 blocks"),
@@ -121,16 +132,19 @@ class DenseTuner:
     """The NVIDIA dense WnA16 tuner (``humming_tuner`` hook object)."""
 
     def plan(self, problem: GemmProblem, caps: DeviceCapabilities, sm_count: int, *,
-             tile: Tile | None = None, schedule: str | None = None) -> KernelPlan:
-        """Choose the kernel and grid; ``tile``/``schedule`` override the choice (benchmarks, tests)."""
+             tile: Tile | None = None, schedule: str | None = None,
+             kernel: type[GemmDenseSpec] = GemmDenseSpec) -> KernelPlan:
+        """Choose the kernel and grid; ``tile``/``schedule``/``kernel`` override the choice (benchmarks, tests)."""
         if problem.kind != "dense":
             raise UnsupportedError(f"{problem.describe()}: the dense tuner plans dense GEMMs only",
                                    missing=["an MoE kernel"])
         decode = DecodeParams.of(problem.weight)
         reasons = []
         if tile is None:
-            rule = next(r for r in table_for(caps) if problem.m <= r.max_m and (r.when is None or r.when(decode)))
-            tile = rule.tile
+            act = problem.activation
+            rule = next(r for r in table_for(caps) if problem.m <= r.max_m and (r.when is None or r.when(decode))
+                        and r.kernel.mma_requirement(act).check(caps))
+            tile, kernel = rule.tile, rule.kernel
             reasons.append(f"M={problem.m} <= {rule.max_m if rule.max_m < _INF else 'any'}: {rule.why}")
         else:
             reasons.append("tile given by the caller")
@@ -145,7 +159,7 @@ class DenseTuner:
             raise InvalidInputError(f"tile bk={tile.bk} does not divide the packed K={k_pad}")
         if decode.gs and decode.gs < tile.bk and tile.bk % decode.gs:
             raise InvalidInputError(f"group size {decode.gs} does not divide bk={tile.bk}")
-        spec = _fit(GemmDenseSpec.build(caps.target, problem.activation, problem.out, decode, tile), caps)
+        spec = _fit(kernel.build(caps.target, problem.activation, problem.out, decode, tile), caps)
         if spec.tile != tile:
             reasons.append(f"shared memory: {spec.tile.describe()}, {spec.min_blocks} CTA(s) per SM fit this target")
         t = spec.tile

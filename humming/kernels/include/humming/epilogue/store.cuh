@@ -9,6 +9,7 @@
 #include <humming/arch/convert.cuh>
 #include <humming/arch/memory.cuh>
 #include <humming/arch/types.cuh>
+#include <humming/mma/swapped.cuh>
 #include <humming/scheduler/stream_k.cuh>
 
 namespace humming {
@@ -60,6 +61,38 @@ HM_DEVICE void store_tile(const Args& p, const Acc& acc, int mt, int nt, int wm,
   }
 }
 
+// Swapped accumulators kept as they are (the wgmma kernel): d[fn][f][h][e] is column 64 (wn FN + fn) + 16 f +
+// g + 8 (e / 2) and row 8 h + 2 t + (e % 2) of the warp's 16 FRAG_M rows. Neighbouring columns sit in other
+// lanes, so each element is stored alone (eight lanes of a row still write 16 contiguous bytes).
+template <class Cfg, class Args, int FN, int NB>
+HM_DEVICE void store_tile(const Args& p, const mma::SwapAccumulators<FN, NB>& acc, int mt, int nt, int wm, int wn,
+                          int lane, float fix) {
+  using Out = typename Cfg::Out;
+  const int g = lane >> 2, t = lane & 3;
+  const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
+  const unsigned short* bias = static_cast<const unsigned short*>(p.bias);
+  unsigned short* c = static_cast<unsigned short*>(p.c);
+  const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16 + 2 * t;
+#pragma unroll
+  for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+    for (int f = 0; f < 4; ++f)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int col = nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * f + g + 8 * half;
+        if (col >= p.n) continue;
+        const float s = p.chscale != nullptr ? gs * __ldg(p.chscale + col) : gs;
+        const float b = bias != nullptr ? arch::to_f32(Out{}, bias[col]) : 0.0f;
+#pragma unroll
+        for (int h = 0; h < NB; ++h)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int row = row0 + 8 * h + e;
+            if (row < p.m) c[static_cast<long long>(row) * p.ldc + col] = arch::pack1(Out{}, acc.d[fn][f][h][2 * half + e] * s + b);
+          }
+      }
+}
+
 // Add the other k-warps' accumulators into warp-k 0's (through `red`, (WARP_K-1) * BM * BN floats).
 // Visit every accumulator quad (one n8 tile of one m16 fragment) with its index r, in a fixed order.
 template <class Acc, class F>
@@ -72,6 +105,17 @@ HM_DEVICE void for_each_quad(Acc& acc, F&& f) {
     for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
       for (int j = 0; j < 8; ++j) f(acc.c[fm][fn][j], (fm * FN + fn) * 8 + j);
+}
+
+// The same for swapped accumulators: one quad per (block, m16 fragment, n8 fragment), FM * FN * 8 in all.
+template <int FN, int NB, class F>
+HM_DEVICE void for_each_quad(mma::SwapAccumulators<FN, NB>& acc, F&& f) {
+#pragma unroll
+  for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+#pragma unroll
+      for (int h = 0; h < NB; ++h) f(acc.d[fn][q][h], (fn * 4 + q) * NB + h);
 }
 
 HM_DEVICE void add4(float (&c)[4], const float4& o) {

@@ -15,7 +15,8 @@ namespace memory {
 
 HM_DEVICE constexpr int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
-template <int BM_, int BN_, int BK_, int WBITS_, int SROWS_, int SBYTES_, int ZROWS_>
+// ALIGN_: alignment of the activation tile and of the stage size (1024 for wgmma's 128-byte swizzle atoms).
+template <int BM_, int BN_, int BK_, int WBITS_, int SROWS_, int SBYTES_, int ZROWS_, int ALIGN_ = 128>
 struct StageLayout {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, kWBits = WBITS_;
   static constexpr int kBlockBytes = 128 * WBITS_;  // one 16 x 64 packed block: 32 lanes x 4*WBITS bytes
@@ -24,10 +25,10 @@ struct StageLayout {
   static constexpr int kABytes = BM_ * BK_ * 2;
   static constexpr int kSRows = SROWS_, kSBytes = SBYTES_, kZRows = ZROWS_;
   static constexpr int kW = 0;
-  static constexpr int kA = round_up(kW + kWBytes, 128);
+  static constexpr int kA = round_up(kW + kWBytes, ALIGN_);
   static constexpr int kS = round_up(kA + kABytes, 128);
   static constexpr int kZ = round_up(kS + SROWS_ * BN_ * SBYTES_, 128);
-  static constexpr int kBytes = round_up(kZ + ZROWS_ * BN_ * 2, 128);
+  static constexpr int kBytes = round_up(kZ + ZROWS_ * BN_ * 2, ALIGN_);
 };
 
 // The weight copies of one thread for every stage of one n tile: offsets fixed at the tile's start, so that

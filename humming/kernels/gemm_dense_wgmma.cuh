@@ -1,0 +1,138 @@
+// humming/kernels/gemm_dense_wgmma.cuh -- dense WnA16 GEMM on warpgroup MMAs (wgmma, sm_90a) for M past decode.
+//
+// The same problem, packed weights, stages, loaders, dequantisation and epilogue as gemm_dense.cuh; only the
+// MMA changes. Operands are swapped as in the decode path: D^T = W x A^T, with the dequantised weights as the
+// register A operand of wgmma.m64nNk16 and TOK = N activation rows as its shared-memory B operand. Warp w of a
+// warpgroup dequantises its own packed 16 x 64 block into the four m16 fragments f = 0..3 (the mma.sync A
+// layout) and the warpgroup issues one wgmma per f, so instruction f computes weight rows 16f..16f+15 of each of
+// the group's four blocks against all TOK rows of A. Per k16 step a warp thus reads one 16-byte word per lane
+// and dequantises 16 pairs, and the tensor cores do 4 x 64 x TOK x 16 MACs per warpgroup.
+// - Tile: WARP_N/4 warpgroups along N (256 weight columns each), WARP_M along M (TOK = 16 FRAG_M rows each);
+//   BK = 64, so one stage of activations is exactly one 128-byte-swizzle atom column per 8 rows (the ldmatrix
+//   swizzle of mma/fragments.cuh is that layout), read by wgmma through a descriptor.
+// - Pipeline: the cp.async ring of gemm_dense.cuh; after each wait, fence.proxy.async makes the stage's
+//   generic-proxy writes visible to wgmma. One wgmma group stays in flight across stage boundaries, so the
+//   ring keeps one stage of slack: a stage is refilled only after the group reading it has been waited for.
+// - Epilogue: the swapped accumulators are stored directly (epilogue/store.cuh), Stream-K / split-K partial
+//   tiles reduced through the workspace as in the mma.sync kernel.
+#pragma once
+#include <gemm_dense.cuh>
+#include <humming/arch/wgmma.cuh>
+
+namespace humming {
+
+// Dynamic shared memory is aligned up to this in the kernel (128-byte swizzle atoms are 1024-byte aligned).
+constexpr int kWgmmaSmemAlign = 1024;
+
+// gemm_dense's configuration with stages laid out on 1024-byte boundaries, plus the alignment slack.
+template <class Base>
+struct WgmmaConfig : Base {
+  using BaseStage = typename Base::Stage;
+  using Stage = memory::StageLayout<Base::kBM, Base::kBN, Base::kBK, Base::kWBits, BaseStage::kSRows, BaseStage::kSBytes,
+                                    BaseStage::kZRows, kWgmmaSmemAlign>;
+  static constexpr int kSmemBytes = Base::kStages * Stage::kBytes + kWgmmaSmemAlign;
+};
+
+template <class Cfg>
+struct GemmDenseWgmma {
+  using Dense = GemmDense<Cfg>;
+  using Act = typename Cfg::Act;
+  using Stage = typename Cfg::Stage;
+  static constexpr int BN = Cfg::kBN, BK = Cfg::kBK;
+  static constexpr int TOK = Cfg::kFragM * 16;  // activation rows per warpgroup: wgmma's N
+  static constexpr int NB = TOK / 8;            // n8 column blocks of each wgmma's D
+  using Acc = mma::SwapAccumulators<1, NB>;
+
+  static_assert(!Cfg::kSwapAB && Cfg::kFragN == 1 && Cfg::kWarpK == 1,
+                "the wgmma kernel takes one n64 block per warp and no k-warps (swapping is built in)");
+  static_assert(Cfg::kWarpN % 4 == 0, "warps along N come in warpgroups of four");
+  static_assert(TOK == 32 || TOK == 64, "wgmma N (activation rows per warpgroup) is 32 or 64");
+  static_assert(BK == 64, "one 128-byte swizzle atom along K per stage");
+  static_assert(Stage::kA % kWgmmaSmemAlign == 0 && Stage::kBytes % kWgmmaSmemAlign == 0,
+                "activation tiles must start on 1024-byte boundaries");
+
+  struct Body {
+    // The last k16 step's wgmmas still read the stage after compute() returns; the next load goes to the stage
+    // read two iterations ago, whose groups the first wait of the current compute() has retired.
+    static constexpr int kLagStages = 1;
+    Acc acc;
+    typename Dense::Zero zero;
+    dequant::Masks masks;
+
+    HM_DEVICE explicit Body(const GemmDenseArgs& p) {
+      acc.zero();
+      zero.set_const(Cfg::kZConst);
+      masks = dequant::pinned_masks(Act{}, static_cast<u32>(p.k) >> 31);  // see GemmDense::SyncBody
+    }
+
+    // cp.async and the K-tail zero stores write through the generic proxy; wgmma reads through the async one.
+    HM_DEVICE void after_wait() const { arch::fence_proxy_async_smem(); }
+
+    HM_DEVICE void compute(const char* base, int wm, int wn, int /*wk*/, int lane) {
+      constexpr int B = Cfg::kWBits;
+      const int g = lane >> 2;
+      const u32 sW = arch::smem_u32(base + Stage::kW);
+      const u32 sA = arch::smem_u32(base + Stage::kA) + wm * TOK * (BK * 2);
+      u32 scale[1][8];
+#pragma unroll
+      for (int ks = 0; ks < BK / 16; ++ks) {
+        if constexpr (Stage::kSRows > 0) {
+          if (ks == 0 || (ks * 16) % Cfg::kGS == 0) Dense::load_scales(base, ks, wn, g, scale);
+        }
+        if constexpr (Stage::kZRows > 0) {
+          constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
+          if (ks == 0 || (ks * 16) % zgs == 0) Dense::load_zeros(base, ks, wn, g, zero);
+        }
+        u32 w[B];
+        memory::load_block_words<B>(w, sW + (ks * (BN / 64) + wn) * Stage::kBlockBytes, lane);
+        u32 b[8][2];
+        Dense::template dequant_pairs<0>(w, b, scale[0], zero, masks, 0);
+        const u64 desc = arch::wgmma_desc_sw128(sA + ks * 32);  // 16 elements along K = 32 bytes
+        arch::wgmma_fence();  // the A registers were just written by ordinary instructions
+#pragma unroll
+        for (int f = 0; f < 4; ++f) {
+          const u32 wa[4] = {b[2 * f][0], b[2 * f + 1][0], b[2 * f][1], b[2 * f + 1][1]};
+          arch::wgmma_rs<TOK>(Act{}, reinterpret_cast<float(&)[TOK / 2]>(acc.d[0][f]), wa, desc);
+        }
+        arch::wgmma_commit();
+        // The previous step's group is done with its A registers (and, at ks = 0, with the stage before this
+        // one): at most two steps' 32 registers stay live, and the tensor pipe never drains between stages.
+        arch::wgmma_wait<1>();
+      }
+    }
+
+    HM_DEVICE void finish(const GemmDenseArgs& p, const scheduler::StreamK& sk, char* red, int tile, int mt, int nt,
+                          long long seg_begin, long long seg_end, long long cta_begin, int wm, int wn, int wk,
+                          int lane) {
+      arch::wgmma_wait<0>();  // the tile's last group writes the accumulators the epilogue reads
+      epilogue::finish_tile<Cfg>(p, sk, red, acc, tile, mt, nt, seg_begin, seg_end, cta_begin, wm, wn, wk, lane,
+                                 Dense::epilogue_fix());
+      acc.zero();
+    }
+  };
+
+  static HM_DEVICE void run(const GemmDenseArgs& p) {
+    extern __shared__ __align__(128) char smem_raw[];
+    const u32 raw = arch::smem_u32(smem_raw);
+    char* smem = smem_raw + ((kWgmmaSmemAlign - (raw & (kWgmmaSmemAlign - 1))) & (kWgmmaSmemAlign - 1));
+    Dense::template pipeline<Body>(p, smem);
+  }
+};
+
+// The kernel the twin instantiates: the template arguments of gemm_dense, in the same order.
+template <class Act, class Out, int WBITS, int WKIND, int WE, int WM, int WBIAS, int ZMODE, int ZCONST, int ZGS,
+          int SMODE, int SDT, int GS, int WARP_M, int FRAG_M, int WARP_N, int FRAG_N, int WARP_K, int BK, int STAGES,
+          int GROUP_M, int MIN_BLOCKS, int SWAP_N8>
+__global__ void __launch_bounds__(32 * WARP_M * WARP_N * WARP_K, MIN_BLOCKS)
+gemm_dense_wgmma(const void* __restrict__ a, const void* __restrict__ w, const void* __restrict__ scales,
+                 const void* __restrict__ zeros, const float* __restrict__ chscale, const float* __restrict__ gscale,
+                 const void* __restrict__ bias, void* __restrict__ c, float* __restrict__ ws, int* __restrict__ counters,
+                 int m, int n, int k, int lda, int ldc, int nb64, int k_pad, int m_tiles, int n_tiles) {
+  using Cfg = GemmDenseConfig<Act, Out, WBITS, WKIND, WE, WM, WBIAS, ZMODE, ZCONST, ZGS, SMODE, SDT, GS, WARP_M, FRAG_M,
+                              WARP_N, FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_N8>;
+  const GemmDenseArgs p{a, w, scales, zeros, chscale, gscale, bias, c, ws, counters, m, n, k, lda, ldc,
+                        nb64, k_pad, m_tiles, n_tiles};
+  GemmDenseWgmma<WgmmaConfig<Cfg>>::run(p);
+}
+
+}  // namespace humming

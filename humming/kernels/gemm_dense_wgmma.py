@@ -1,0 +1,74 @@
+"""The twin of gemm_dense_wgmma.cuh: the dense WnA16 GEMM on warpgroup MMAs (wgmma), for M past decode sizes.
+
+The parameters are gemm_dense's (same decoding, same packed layout, same launch arguments), read with the
+wgmma kernel's tile rules: warps along N come in warpgroups of four (256 weight columns each), each warpgroup
+multiplies its weights by ``16 * frag_m`` activation rows (wgmma's N: 32 or 64), one 64-deep stage at a time,
+one n64 block per warp, no k-warps, operands swapped by construction (``swap_n8`` = 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from humming.capabilities.model import DeviceCapabilities
+from humming.core.codegen import Requirement
+from humming.core.dtypes import DType
+from humming.errors import InvalidInputError
+from humming.kernels.gemm_dense import GemmDenseSpec, Tile
+
+#: The kernel aligns its dynamic shared memory to the 128-byte swizzle atom (1024 bytes) at run time.
+SMEM_ALIGN = 1024
+#: wgmma N choices the arch layer instantiates (humming/arch/wgmma.cuh): activation rows per warpgroup.
+TOKENS_PER_WARPGROUP = (32, 64)
+
+
+def wgmma_tile(warpgroups_n: int, warpgroups_m: int, tokens: int, stages: int, min_blocks: int = 1,
+               group_m: int = 8) -> Tile:
+    """The Tile of a wgmma kernel: ``warpgroups_n`` x 256 weight columns by ``warpgroups_m`` x ``tokens`` rows."""
+    return Tile(warpgroups_m, tokens // 16, 4 * warpgroups_n, 1, 1, 64, stages, group_m, min_blocks)
+
+
+def _wgmma_requirement(act: DType) -> Requirement:
+    def check(caps: DeviceCapabilities) -> bool | None:
+        return any(i.family.name == "wgmma" and i.a is act and i.b is act and i.acc.name == "f32" and i.k == 16
+                   and all(n in i.n_values for n in TOKENS_PER_WARPGROUP) for i in caps.mma)
+
+    return Requirement(f"wgmma m64nNk16 {act} x {act} -> f32 (A from registers, N = 32 or 64)", check,
+                       ("the mma.sync kernel (GemmDenseSpec)",))
+
+
+@dataclass(frozen=True)
+class GemmDenseWgmmaSpec(GemmDenseSpec):
+    """One instantiation of ``humming::gemm_dense_wgmma`` (gemm_dense_wgmma.cuh); parameters as GemmDenseSpec."""
+
+    header = "gemm_dense_wgmma.cuh"
+    kernel = "humming::gemm_dense_wgmma"
+
+    def check(self) -> None:
+        super().check()
+        rules = {
+            "bk": (self.bk == 64, "bk = 64 (one 128-byte swizzle atom of activations per stage)"),
+            "frag_m": (16 * self.frag_m in TOKENS_PER_WARPGROUP,
+                       f"frag_m in {[n // 16 for n in TOKENS_PER_WARPGROUP]} (wgmma N = 16 frag_m)"),
+            "warp_n": (self.warp_n in (4, 8), "warp_n = 4 or 8 (whole warpgroups of 64-column blocks)"),
+            "frag_n": (self.frag_n == 1, "frag_n = 1 (one n64 block per warp)"),
+            "warp_k": (self.warp_k == 1, "warp_k = 1"),
+            "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0 (the wgmma kernel swaps operands by construction)"),
+        }
+        for name, (ok, rule) in rules.items():
+            if not ok:
+                raise InvalidInputError(f"GemmDenseWgmmaSpec: {name}={getattr(self, name)}; allowed: {rule}")
+
+    @classmethod
+    def mma_requirement(cls, act: DType) -> Requirement:
+        return _wgmma_requirement(act)
+
+    def smem_bytes(self) -> int:
+        # gemm_dense's stage rounded up to the 1024-byte atoms, plus the run-time alignment slack.
+        per_stage = super().smem_bytes() // self.stages
+        return self.stages * (-(-per_stage // SMEM_ALIGN) * SMEM_ALIGN) + SMEM_ALIGN
+
+    def exports(self) -> dict[str, str]:
+        cfg = f"humming::WgmmaConfig<humming::GemmDenseConfig<{self.cpp_args()}>>"
+        return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kThreads", "block_m": f"{cfg}::kBM",
+                "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK"}
