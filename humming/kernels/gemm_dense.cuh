@@ -241,8 +241,10 @@ struct GemmDense {
         }
       }
       u32 a[FM][4];
+      u32 x[2][2];  // swapped form: the n8 operands (rows 0-7, 8-15)
+      if constexpr (Cfg::kSwapAB) mma::load_n8_operands<BK>(x, sA, ks, lane);
 #pragma unroll
-      for (int fm = 0; fm < FM; ++fm) mma::load_a<BK>(a[fm], sA, (wm * FM + fm) * 16, ks, lane);
+      for (int fm = 0; fm < (Cfg::kSwapAB ? 0 : FM); ++fm) mma::load_a<BK>(a[fm], sA, (wm * FM + fm) * 16, ks, lane);
 #pragma unroll
       for (int fn = 0; fn < FN; ++fn) {
         u32 w[B];
@@ -256,11 +258,10 @@ struct GemmDense {
 #endif
 #if HM_ABLATE == 1 || HM_ABLATE == 3
 #pragma unroll
-        for (int j = 0; j < 8; ++j) asm volatile("" ::"r"(b[j][0]), "r"(b[j][1]), "r"(a[0][j % 4]));
+        for (int j = 0; j < 8; ++j)
+          asm volatile("" ::"r"(b[j][0]), "r"(b[j][1]), "r"(Cfg::kSwapAB ? x[(j / 2) % 2][j % 2] : a[0][j % 4]));
 #else
         if constexpr (Cfg::kSwapAB) {
-          // ldmatrix gave rows 0..7 (a0, a2) and 8..15 (a1, a3) of the A tile at k low / high: the n8 operands.
-          const u32 x[2][2] = {{a[0][0], a[0][2]}, {a[0][1], a[0][3]}};
 #pragma unroll
           for (int f = 0; f < 4; ++f) {
             const u32 wa[4] = {b[2 * f][0], b[2 * f + 1][0], b[2 * f][1], b[2 * f + 1][1]};
