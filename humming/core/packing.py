@@ -12,6 +12,9 @@ K_pad (a multiple of 128 and of the group size):
   (then 8, then 4) bytes per lane, each chunk 32 lanes side by side, so a lane reads its block with
   conflict-free 16/8/4-byte loads: 4-bit weights are one 16-byte load per 32 values.
 - signed integer codes are stored biased (code + 2^(b-1)), so the kernel decodes unsigned codes only;
+- e2m1 codes have their bits moved inside each lane word (``e2m1_swizzle``, per activation dtype) so that the
+  kernel turns a pair into the activation type with one shift and one LOP3 for most pairs (9 instructions a
+  word for bf16 instead of 16, 11 for f16);
 - group scales (and integer zero points, as activation-type values): [K_pad/group, N_pad], each 64-column
   block permuted so that column g + 8j sits at g*8 + j (a lane's eight scales are adjacent); 16-bit scales
   are stored in the activation dtype, ue8m0/e4m3/ue4m3 as their 8-bit codes;
@@ -21,8 +24,10 @@ K_pad (a multiple of 128 and of the group size):
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 
@@ -30,10 +35,10 @@ from humming.core import codec, dtypes
 from humming.core.dtypes import DType
 from humming.core.formats import Granularity, ScaleSpec, WeightFormat, ZeroPointSpec
 from humming.core.quantized import QuantizedTensor
-from humming.errors import InvalidInputError, UnsupportedError
+from humming.errors import InternalError, InvalidInputError, UnsupportedError
 
 #: The layout name a packed weight carries; a kernel refuses weights of any other layout.
-LAYOUT = "mma16x64.v1"
+LAYOUT = "mma16x64.v2"  # v2: e2m1 codes bit-swizzled inside each lane word
 BLOCK_K, BLOCK_N = 16, 64
 #: K is padded to a multiple of this (the largest k-tile a dense kernel stage uses).
 K_ALIGN = 128
@@ -113,8 +118,64 @@ def _fragment_index(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     return k.expand(32, 16, 2), n.expand(32, 16, 2)
 
 
-def pack_blocks(codes: torch.Tensor, bits: int) -> torch.Tensor:
-    """Unsigned ``bits``-bit codes uint8 [N_pad, K_pad] (multiples of 64 and 16) -> uint8 [K_pad/16, N_pad/64, 128*bits]."""
+BitOp = tuple[Any, ...]  # ("rotr", s) | ("shl", s) | ("prmt", (b0, b1, b2, b3)) | ("id",)
+
+#: e2m1 pairs from one lane word, as the kernel extracts them (dequant/values.cuh, e2m1_pair): per slot
+#: i = pair % 4 of the word, the operation that moves the three magnitude bits (m, e0, e1) of both codes of the
+#: pair onto the activation type's (bits 6..8 for bf16, 9..11 for f16, plus 16 for the high code), and the one
+#: that moves both signs onto bits 15 and 31. ("rotr", s): rotate right by s; ("shl", s): shift left by s;
+#: ("prmt", sel): byte k of the result is byte sel[k] of the word; ("id",): the word itself. A slot whose two
+#: operations are one costs a shift and a LOP3; bf16 pays 9 instructions a word, f16 11 (an exhaustive search
+#: over rotations, shifts and byte permutations found no cheaper tiling of the 32 bits).
+E2M1_SLOTS: dict[DType, tuple[tuple[BitOp, BitOp], ...]] = {
+    dtypes.bf16: ((("prmt", (0, 0, 2, 2)), ("id",)), (("rotr", 2),) * 2, (("shl", 4),) * 2, (("rotr", 6),) * 2),
+    dtypes.f16: ((("rotr", 1),) * 2, (("rotr", 8), ("id",)), (("shl", 5), ("shl", 1)), (("shl", 2),) * 2),
+}
+
+
+def _source_bit(op: BitOp, t: int) -> int:
+    """The word bit that ``op`` moves onto result bit t."""
+    if op[0] == "rotr":
+        return (t + op[1]) % 32
+    if op[0] == "shl":
+        return t - op[1]
+    if op[0] == "prmt":
+        return 8 * op[1][t // 8] + t % 8
+    return t
+
+
+@functools.cache
+def e2m1_swizzle(activation: DType) -> tuple[int, ...]:
+    """Where bit c of a canonical lane word (half c // 16, pair slot (c % 16) // 4, code bit c % 4: m, e0, e1,
+    sign) is stored for the kernel of ``activation``: a permutation of 0..31."""
+    low = 6 if activation is dtypes.bf16 else 9  # the top mantissa bit: bf16 bit 6, f16 bit 9
+    out = [0] * 32
+    for c in range(32):
+        h, slot, b = c // 16, (c % 16) // 4, c % 4
+        em_op, sign_op = E2M1_SLOTS[activation][slot]
+        out[c] = _source_bit(sign_op, 16 * h + 15) if b == 3 else _source_bit(em_op, 16 * h + low + b)
+    if sorted(out) != list(range(32)):
+        raise InternalError(f"e2m1 swizzle for {activation} is not a permutation: {out} (humming bug, please report)")
+    return tuple(out)
+
+
+def code_swizzle(elem: DType, activation: DType) -> tuple[int, ...] | None:
+    """The bit permutation of lane words for ``elem`` codes packed for ``activation``; None: canonical."""
+    return e2m1_swizzle(activation) if elem is dtypes.e2m1 else None
+
+
+def _permute_bits(words: torch.Tensor, perm: tuple[int, ...], inverse: bool = False) -> torch.Tensor:
+    """Move bit c of every int64-held 32-bit word to bit perm[c] (or back, ``inverse``)."""
+    out = torch.zeros_like(words)
+    for c, d in enumerate(perm):
+        src, dst = (d, c) if inverse else (c, d)
+        out |= ((words >> src) & 1) << dst
+    return out
+
+
+def pack_blocks(codes: torch.Tensor, bits: int, swizzle: tuple[int, ...] | None = None) -> torch.Tensor:
+    """Unsigned ``bits``-bit codes uint8 [N_pad, K_pad] (multiples of 64 and 16) -> uint8 [K_pad/16, N_pad/64, 128*bits];
+    ``swizzle`` (code_swizzle) moves the bits of each lane word."""
     n_pad, k_pad = codes.shape
     if n_pad % BLOCK_N or k_pad % BLOCK_K:
         raise InvalidInputError(f"pack_blocks: shape {list(codes.shape)} must be multiples of ({BLOCK_N}, {BLOCK_K})")
@@ -131,6 +192,8 @@ def pack_blocks(codes: torch.Tensor, bits: int) -> torch.Tensor:
         shifted = plane << (16 * h + width * (p % per_word))
         words.append(shifted.reshape(kb, nb, 32, width, per_word * 2).sum(-1))  # bits never overlap: sum == or
     lane_words = torch.cat(words, dim=-1)  # [kb, nb, 32, bits]
+    if swizzle is not None:
+        lane_words = _permute_bits(lane_words, swizzle)
     out, start = [], 0
     for cw in chunk_words(bits):
         out.append(lane_words[..., start:start + cw].reshape(kb, nb, 32 * cw))
@@ -140,7 +203,7 @@ def pack_blocks(codes: torch.Tensor, bits: int) -> torch.Tensor:
     return signed.contiguous().view(torch.uint8).reshape(kb, nb, 128 * bits)
 
 
-def unpack_blocks(data: torch.Tensor, bits: int) -> torch.Tensor:
+def unpack_blocks(data: torch.Tensor, bits: int, swizzle: tuple[int, ...] | None = None) -> torch.Tensor:
     """The inverse of pack_blocks: uint8 [K_pad/16, N_pad/64, 128*bits] -> codes uint8 [N_pad, K_pad]."""
     kb, nb, size = data.shape
     if size != 128 * bits:
@@ -151,6 +214,8 @@ def unpack_blocks(data: torch.Tensor, bits: int) -> torch.Tensor:
         parts.append(flat[..., 32 * start:32 * (start + cw)].reshape(kb, nb, 32, cw))
         start += cw
     lane_words = torch.cat(parts, dim=-1)  # [kb, nb, 32, bits]
+    if swizzle is not None:
+        lane_words = _permute_bits(lane_words, swizzle, inverse=True)
     p = torch.arange(16, device=data.device)[:, None]
     h = torch.arange(2, device=data.device)[None, :]
     vals = torch.zeros(kb, nb, 32, 16, 2, dtype=torch.int64, device=data.device)
@@ -238,7 +303,7 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
     if q.g_idx is not None:
         perm = _act_order_perm(q.g_idx, group, k)
         codes = codes[:, perm]
-    data = pack_blocks(_pad2(codes, n_pad, k_pad), bits)
+    data = pack_blocks(_pad2(codes, n_pad, k_pad), bits, code_swizzle(elem, act))
 
     torch_act = _TORCH_ACT[act]
     scales = zeros = chscale = None
@@ -287,7 +352,7 @@ def unpack(p: PackedWeight, q_format: object = None) -> QuantizedTensor:
     elem, spec = wf.dtype, wf.scale
     n, k = p.shape
     bits = elem.bits
-    codes = unpack_blocks(p.data, bits)[:n, :]
+    codes = unpack_blocks(p.data, bits, code_swizzle(elem, p.activation))[:n, :]
     if p.perm is not None:
         unperm = torch.empty_like(codes[:, :k])
         unperm[:, p.perm] = codes[:, :k]

@@ -12,7 +12,7 @@
 // - for M <= 16, swapped operands (SWAP_N8 = 1 or 2 n8 fragments of M): D^T = W x A^T with the weights as the
 //   m16 operand and the activations as the n8 one, so a 16 x 64 weight block costs four MMAs per 8 rows of M
 //   (M <= 8: four instead of eight). The same dequantised pairs feed either form (a B pair (k, n) and an A
-//   pair (n, k) hold the same two weights); integer codes then take their group scales on f32 partial sums.
+//   pair (n, k) hold the same two weights); the codes then take their group scales on f32 partial sums.
 #pragma once
 #include <humming/arch/convert.cuh>
 #include <humming/arch/memory.cuh>
@@ -167,25 +167,27 @@ struct GemmDense {
 
   static HM_DEVICE constexpr bool is_f16() { return ActTraits<Act>::mantissa == 10; }
 
-  // Operand values of float weights carry 2^-(target bias - weight bias) unless fixed in the dequant:
-  // fixed for group scales and for bf16 (whose tiny operands would make f32 products subnormal),
-  // otherwise left to the f32 epilogue (channel scale or none, f16), which saves a multiply a pair.
-  static constexpr bool kE2m1Table = Cfg::kWKind == kWeightFloat && Cfg::kWBits == 4 && Cfg::kWE == 2 &&
-                                     Cfg::kWM == 1 && ActTraits<Act>::mantissa == 10;
+  // Group scales applied to f32 partial sums once per group instead of to every operand pair: integer codes
+  // dequantise to the exact small integers c - z, float codes to their exact values (bf16) or to their values
+  // times a power of two (f16, below); each warp's k16 steps of a stage hold whole groups, and the swapped form
+  // has half the accumulators per weight block (one FFMA per accumulator and group).
+  static constexpr bool kAccScale =
+      Cfg::kSwapAB && Cfg::kSMode == kScaleGroup && (Cfg::kKStepsPerWarp * 16) % Cfg::kGS == 0;
+
+  // Operand values of float weights carry 2^-(target bias - weight bias) unless fixed in the dequant: fixed for
+  // bf16 (whose tiny operands would make f32 products subnormal, which the tensor cores may flush) and for
+  // group scales multiplied into f16 operands (the product could underflow); otherwise the f32 epilogue takes
+  // the factor (f16 with group scales on the partial sums, channel scales or none), one multiply a pair less.
   static constexpr bool kFixInDequant =
-      Cfg::kWKind == kWeightFloat && !kE2m1Table && (Cfg::kSMode == kScaleGroup || !is_f16());
+      Cfg::kWKind == kWeightFloat && (!is_f16() || (Cfg::kSMode == kScaleGroup && !kAccScale));
+  static constexpr bool kE2m1 = Cfg::kWKind == kWeightFloat && Cfg::kWBits == 4 && Cfg::kWE == 2 && Cfg::kWM == 1;
 
   static HM_DEVICE float epilogue_fix() {
-    if constexpr (Cfg::kWKind == kWeightFloat && !kFixInDequant && !kE2m1Table)
+    if constexpr (Cfg::kWKind == kWeightFloat && !kFixInDequant)
       return __uint_as_float(static_cast<u32>(127 + ActTraits<Act>::bias - Cfg::kWBias) << 23);
     return 1.0f;
   }
 
-  // Group scales applied to f32 partial sums once per group instead of to every operand pair: integer codes
-  // dequantise to the exact small integers c - z, each warp's k16 steps of a stage hold whole groups, and the
-  // swapped form has half the accumulators per weight block (one FFMA per accumulator and group).
-  static constexpr bool kAccScale = Cfg::kSwapAB && Cfg::kSMode == kScaleGroup && Cfg::kWKind == kWeightInt &&
-                                    (Cfg::kKStepsPerWarp * 16) % Cfg::kGS == 0;
   static HM_DEVICE void apply_group_scales(MainAcc& acc, const SwapAcc& part, const u32 (&scale)[FN][8]) {
     if constexpr (kAccScale) {
 #pragma unroll
@@ -194,7 +196,7 @@ struct GemmDense {
         for (int f = 0; f < 4; ++f)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {  // d[f][.][e] is column 16f + g + 8(e/2): the pair j = 2f + e/2
-            const float sc = arch::to_f32(Act{}, scale[fn][2 * f + e / 2]);
+            const float sc = dequant::scale_f32<Cfg::kSDT>(Act{}, scale[fn][2 * f + e / 2]);
 #pragma unroll
             for (int h = 0; h < NB; ++h) acc.d[fn][f][h][e] = fmaf(sc, part.d[fn][f][h][e], acc.d[fn][f][h][e]);
           }
@@ -206,9 +208,13 @@ struct GemmDense {
   static HM_DEVICE void load_scales(const char* base, int ks, int wn, int g, u32 (&scale)[FN][8]) {
     const int row = Cfg::kGS >= BK ? 0 : (ks * 16) / Cfg::kGS;
 #pragma unroll
-    for (int fn = 0; fn < FN; ++fn)
-      dequant::load_scale_pairs<Cfg::kSDT>(
-          Act{}, arch::smem_u32(base + Stage::kS) + (row * BN + (wn * FN + fn) * 64) * Stage::kSBytes, g, scale[fn]);
+    for (int fn = 0; fn < FN; ++fn) {
+      const u32 at = arch::smem_u32(base + Stage::kS) + (row * BN + (wn * FN + fn) * 64) * Stage::kSBytes;
+      if constexpr (kAccScale && Cfg::kSDT != dequant::kScaleAct)
+        dequant::load_scales_f32<Cfg::kSDT>(at, g, scale[fn]);  // partial-sum scales: 8-bit codes straight to f32
+      else
+        dequant::load_scale_pairs<Cfg::kSDT>(Act{}, at, g, scale[fn]);
+    }
   }
   static HM_DEVICE void load_zeros(const char* base, int ks, int wn, int g, Zero& zero) {
     constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
@@ -243,8 +249,10 @@ struct GemmDense {
         if (i == 0 || (ks * 16) % zgs == 0) load_zeros(base, ks, wn, g, zero);
       }
       u32 a[FM][4];
+      u32 x[2][2];  // swapped form: the n8 operands (rows 0-7, 8-15)
+      if constexpr (Cfg::kSwapAB) mma::load_n8_operands<BK>(x, sA, ks, lane);
 #pragma unroll
-      for (int fm = 0; fm < FM; ++fm) mma::load_a<BK>(a[fm], sA, (wm * FM + fm) * 16, ks, lane);
+      for (int fm = 0; fm < (Cfg::kSwapAB ? 0 : FM); ++fm) mma::load_a<BK>(a[fm], sA, (wm * FM + fm) * 16, ks, lane);
 #pragma unroll
       for (int fn = 0; fn < FN; ++fn) {
         u32 w[B];
@@ -258,11 +266,10 @@ struct GemmDense {
 #endif
 #if HM_ABLATE == 1 || HM_ABLATE == 3
 #pragma unroll
-        for (int j = 0; j < 8; ++j) asm volatile("" ::"r"(b[j][0]), "r"(b[j][1]), "r"(a[0][j % 4]));
+        for (int j = 0; j < 8; ++j)
+          asm volatile("" ::"r"(b[j][0]), "r"(b[j][1]), "r"(Cfg::kSwapAB ? x[(j / 2) % 2][j % 2] : a[0][j % 4]));
 #else
         if constexpr (Cfg::kSwapAB) {
-          // ldmatrix gave rows 0..7 (a0, a2) and 8..15 (a1, a3) of the A tile at k low / high: the n8 operands.
-          const u32 x[2][2] = {{a[0][0], a[0][2]}, {a[0][1], a[0][3]}};
 #pragma unroll
           for (int f = 0; f < 4; ++f) {
             const u32 wa[4] = {b[2 * f][0], b[2 * f + 1][0], b[2 * f][1], b[2 * f + 1][1]};
@@ -302,10 +309,11 @@ struct GemmDense {
         } else {
           v = dequant::int_pair<B, P>(act, w, z.lo[fn][j]);
         }
-      } else if constexpr (kE2m1Table) {
-        v = dequant::e2m1_f16_pair<P>(w);
       } else {
-        v = dequant::float_pair_unfixed<B, Cfg::kWE, Cfg::kWM, P>(act, w);
+        if constexpr (kE2m1)
+          v = dequant::e2m1_pair<P>(act, w);
+        else
+          v = dequant::float_pair_unfixed<B, Cfg::kWE, Cfg::kWM, P>(act, w);
         if constexpr (kFixInDequant && Cfg::kWBias != ActTraits<Act>::bias)
           v = arch::mul2(act, v, dequant::float_fix(act, Cfg::kWBias));
       }

@@ -89,6 +89,40 @@ def test_one_element_lands_in_the_documented_lane_word_and_bits(bits: int) -> No
     assert int(words.count_nonzero()) == len({w for w, _ in expect})
 
 
+def _kernel_op(op: tuple, x: int) -> int:
+    """dequant/values.cuh's operations on one 32-bit lane word, written as the kernel does them."""
+    if op[0] == "rotr":
+        return ((x >> op[1]) | (x << (32 - op[1]))) & 0xFFFFFFFF
+    if op[0] == "shl":
+        return (x << op[1]) & 0xFFFFFFFF
+    if op[0] == "prmt":
+        return sum(((x >> (8 * src)) & 0xFF) << (8 * k) for k, src in enumerate(op[1]))
+    return x
+
+
+@pytest.mark.parametrize("act", [dtypes.bf16, dtypes.f16], ids=str)
+def test_e2m1_pairs_come_out_of_a_lane_word_as_the_true_value_times_a_power_of_two(act: dtypes.DType) -> None:
+    # Every code at every (k, n) of a block: one op (two for some slots) and a mask give the activation-type
+    # pair whose halves are the e2m1 value times 2^-126 (bf16) or 2^-14 (f16), subnormal 0.5 included.
+    codes = torch.randint(0, 16, (64, 16), dtype=torch.uint8, generator=torch.Generator().manual_seed(3))
+    data = packing.pack_blocks(codes, 4, packing.code_swizzle(dtypes.e2m1, act))[0, 0]
+    words = (data.view(torch.int32).to(torch.int64) & 0xFFFFFFFF).tolist()
+    em_mask = (0x01C0 if act is dtypes.bf16 else 0x0E00) * 0x10001
+    torch_act, fix = (torch.bfloat16, 2.0**126) if act is dtypes.bf16 else (torch.float16, 2.0**14)
+    truth = codec.decode(codes, dtypes.e2m1)
+    for lane in range(32):
+        g, t = lane // 4, lane % 4
+        for p in range(16):
+            x = words[4 * lane + p // 4]  # one 16-byte chunk: lane l holds words 4l .. 4l + 3
+            em_op, sign_op = packing.E2M1_SLOTS[act][p % 4]
+            pair = (_kernel_op(em_op, x) & em_mask) | (_kernel_op(sign_op, x) & 0x80008000)
+            halves = torch.tensor([pair & 0xFFFF, pair >> 16], dtype=torch.int32).to(torch.int16).view(torch_act)
+            j, r = p // 2, p % 2
+            for h in range(2):
+                k, n = 2 * t + h + 8 * r, g + 8 * j
+                assert float(halves[h]) * fix == float(truth[n, k]), (act, lane, p, h, int(codes[n, k]))
+
+
 def test_scale_rows_are_permuted_so_a_lane_reads_its_eight_columns_side_by_side() -> None:
     rows = torch.arange(128, dtype=torch.int32).reshape(1, 128)
     perm = packing.permute_columns(rows)

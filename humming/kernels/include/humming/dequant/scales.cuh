@@ -51,6 +51,36 @@ HM_DEVICE void load_scale_pairs(Act act, u32 row, int g, u32 (&s)[8]) {
   }
 }
 
+// Eight 8-bit group scales as f32 bit patterns, for scales applied to f32 partial sums (gemm_dense.cuh).
+// ue8m0: the byte is the f32 exponent field, 2^(b-127) exactly for b = 1..254 (b = 0, 2^-127, reads as 0 and
+// the NaN code 255 as inf, as in the activation-type pairs above). e4m3: two at a time through an exact f16
+// pair (arch::e4m3x2_to_f16x2), then f16 -> f32, exact.
+template <int SDT>
+HM_DEVICE void load_scales_f32(u32 row, int g, u32 (&s)[8]) {
+  static_assert(SDT != kScaleAct, "16-bit scales come as activation-type pairs (load_scale_pairs)");
+  const uint2 v = arch::lds64(row + g * 8);
+  if constexpr (SDT == kScaleUe8m0) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) s[j] = (((j < 4 ? v.x : v.y) >> (8 * (j % 4))) & 0xFFu) << 23;
+  } else {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {  // bytes 2q and 2q + 1
+      const u32 word = q < 2 ? v.x : v.y;
+      const u32 h2 = arch::e4m3x2_to_f16x2(q % 2 ? word >> 16 : word);
+      s[2 * q] = __float_as_uint(arch::to_f32(f16_t{}, h2));
+      s[2 * q + 1] = __float_as_uint(arch::to_f32(f16_t{}, h2 >> 16));
+    }
+  }
+}
+
+// The f32 value of a group scale for the partial-sum path: 16-bit scales come as activation-type pairs,
+// 8-bit ones as f32 bit patterns already (load_scales_f32).
+template <int SDT, class Act>
+HM_DEVICE float scale_f32(Act act, u32 s) {
+  if constexpr (SDT == kScaleAct) return arch::to_f32(act, s);
+  return __uint_as_float(s);
+}
+
 // The lane's eight zero points (stored as activation-type values), each splat to a pair.
 HM_DEVICE void load_zero_pairs(u32 row, int g, u32 (&z)[8]) {
   const uint4 v = arch::lds128(row + g * 16);

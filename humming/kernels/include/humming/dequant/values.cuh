@@ -99,23 +99,30 @@ HM_DEVICE u32 float_pair_unfixed(Act, const u32 (&w)[B]) {
   }
 }
 
-// e2m1 into f16 by table: the eight magnitudes' f16 high bytes (their low bytes are all zero) sit in two
-// registers that prmt indexes with the 3-bit em field of four codes at once; two more prmts spread each pair
-// of bytes into an f16x2 (selector nibble 8: the sign-replicated byte 0, i.e. a zero), and the sign bits are
-// moved in with one shift for both halves (pair i of a word is nibbles i and i + 4: 16 bits apart). Exact
-// values: no exponent fix. PTX ISA, prmt.b32 (default mode).
+// e2m1 codes as packed with core/packing.py's e2m1_swizzle (E2M1_SLOTS there lists the same operations):
+// pair P from slot P % 4 of its word, with the three magnitude bits (e1 e0 m) moved onto the activation
+// type's lowest exponent bits and top mantissa bit (bf16 bits 8..6, f16 bits 11..9) and the sign onto bit 15
+// of each half. Read in the activation type, that is the e2m1 value times 2^-126 (bf16) or 2^-14 (f16) for
+// every code, the subnormal 0.5 included (it lands on the target's subnormal 2^-1 x 2^-126 or 2^-1 x 2^-14),
+// so float_fix(act, 1) makes it exact. bf16: 9 instructions a word; f16: 11.
 template <int P>
-HM_DEVICE u32 e2m1_f16_pair(const u32 (&w)[4]) {
-  constexpr u32 kLut0 = 0x3E3C3800u;  // |v| = 0, 0.5, 1, 1.5
-  constexpr u32 kLut1 = 0x46444240u;  // |v| = 2, 3, 4, 6
-  const u32 word = w[P / 4];
-  constexpr int i = P % 4;
-  const u32 em = word & 0x77777777u;
-  const u32 lo = arch::prmt(kLut0, kLut1, em);        // nibbles 0..3
-  const u32 hi = arch::prmt(kLut0, kLut1, em >> 16);  // nibbles 4..7
-  constexpr u32 sel = 0x8u | (i << 4) | (0x8u << 8) | ((4u + i) << 12);
-  const u32 mag = arch::prmt(lo, hi, sel);
-  return mag | ((word << (12 - 4 * i)) & 0x80008000u);
+HM_DEVICE u32 e2m1_pair(bf16_t, const u32 (&w)[4]) {
+  constexpr u32 kEm = 0x01C001C0u, kSign = 0x80008000u;
+  const u32 x = w[P / 4];
+  if constexpr (P % 4 == 0) return (arch::prmt(x, x, 0x2200u) & kEm) | (x & kSign);
+  else if constexpr (P % 4 == 1) return arch::rotr<2>(x) & (kEm | kSign);
+  else if constexpr (P % 4 == 2) return (x << 4) & (kEm | kSign);
+  else return arch::rotr<6>(x) & (kEm | kSign);
+}
+
+template <int P>
+HM_DEVICE u32 e2m1_pair(f16_t, const u32 (&w)[4]) {
+  constexpr u32 kEm = 0x0E000E00u, kSign = 0x80008000u;
+  const u32 x = w[P / 4];
+  if constexpr (P % 4 == 0) return arch::rotr<1>(x) & (kEm | kSign);
+  else if constexpr (P % 4 == 1) return (arch::rotr<8>(x) & kEm) | (x & kSign);
+  else if constexpr (P % 4 == 2) return ((x << 5) & kEm) | ((x << 1) & kSign);
+  else return (x << 2) & (kEm | kSign);
 }
 
 // 2^(target bias - source bias) as a pair: the exact factor float_pair_unfixed leaves out.

@@ -27,6 +27,19 @@ struct SwapAccumulators {
   }
 };
 
+// The n8 operands of the swapped form, rows [0, 16) of the activation tile at k16 step ks, from one
+// ldmatrix.x4 whose lanes address rows 0-7 at k low / high (lanes 0-15), then rows 8-15 (lanes 16-31): x[h] is
+// then registers 2h and 2h + 1, adjacent as mma wants its B operand (load_a's order, rows before k, made the
+// compiler copy a[0] and a[2] into a pair: about seven moves a k16 step).
+template <int BK>
+HM_DEVICE void load_n8_operands(u32 (&x)[2][2], u32 tile, int ks, int lane) {
+  u32 d[4];
+  const int r = (lane & 7) + ((lane >> 4) << 3);
+  const int ck = ks * 2 + ((lane >> 3) & 1);
+  arch::ldmatrix_x4(d, tile + a_tile_offset<BK>(r, ck));
+  x[0][0] = d[0], x[0][1] = d[1], x[1][0] = d[2], x[1][1] = d[3];
+}
+
 // D^T fragments back into the m16n8 layout the epilogue takes: lane (g, t) needs rows m = g (+8: the second
 // n8 fragment) and columns n = 8j + 2t (+1), held by lane 8t + g/2 (+4) in register 2(j&1) + (g&1) of
 // fragment j/2. Rows of a missing second fragment (M <= 8) are zero.

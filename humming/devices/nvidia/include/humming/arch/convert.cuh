@@ -83,5 +83,28 @@ HM_DEVICE u32 prmt(u32 a, u32 b, u32 s) {
   return d;
 }
 
+// Two e4m3 codes (bits 0..7 and 8..15 of x) -> their f16 pair, exact (e4m3 is a subset of f16, subnormals
+// included). sm_89 and later: one cvt.rn.f16x2.e4m3x2 (PTX ISA 9.7.9.21); before: the sign and the seven
+// exponent-mantissa bits placed into f16 read as the value times 2^-8, fixed by one exact multiply.
+HM_DEVICE u32 e4m3x2_to_f16x2(u32 x) {
+  u32 d;
+#if __CUDA_ARCH__ >= 890
+  asm("{.reg .b16 l, h; mov.b32 {l, h}, %1; cvt.rn.f16x2.e4m3x2 %0, l;}\n" : "=r"(d) : "r"(x));
+#else
+  const u32 spread = (x & 0xFFu) | ((x & 0xFF00u) << 8);  // byte 1 to the high half
+  d = fma2(f16_t{}, ((spread & 0x00800080u) << 8) | ((spread & 0x007F007Fu) << 7), 0x5C005C00u /* 256 */,
+           neg_zero2());
+#endif
+  return d;
+}
+
+// Rotate right by S (PTX shf.r.wrap.b32 with both inputs the same word, 9.7.8.6): one SHF.
+template <int S>
+HM_DEVICE u32 rotr(u32 x) {
+  u32 d;
+  asm("shf.r.wrap.b32 %0, %1, %1, %2;\n" : "=r"(d) : "r"(x), "n"(S));
+  return d;
+}
+
 }  // namespace arch
 }  // namespace humming
