@@ -259,6 +259,7 @@ def main() -> None:
     ap.add_argument("--check-from", type=int, default=-1, help=argparse.SUPPRESS)
     ap.add_argument("--only", default="", help="with --check: a comma list of the test matrix's format ids")
     ap.add_argument("--diagnose", type=int, default=-1, help="run one case of format #i once, save its cubin to $OUT")
+    ap.add_argument("--diag-m", type=int, default=1, help="with --diagnose: M of that case (f16, the first shape)")
     args = ap.parse_args()
     if args.diagnose >= 0:
         import os
@@ -270,10 +271,10 @@ def main() -> None:
         name = list(mod.FORMATS)[args.diagnose]
         fmt = mod.FORMATS[name]
         n, k = mod.SHAPES[0][0], mod._k_for(fmt, mod.SHAPES[0][1])
-        plan = plan_for(GemmProblem(1, n, k, fmt, dtypes.f16, dtypes.f16, True), 0)
+        plan = plan_for(GemmProblem(args.diag_m, n, k, fmt, dtypes.f16, dtypes.f16, True), 0)
         Path(os.environ.get("OUT", "."), "diag.cubin").write_bytes(compile_spec(plan.spec).binary)
         print(f"diagnose {name}: {plan.spec.describe()}", flush=True)
-        mod._run(name, dtypes.f16, 1, mod.SHAPES[0], bias=True, out=dtypes.f16)
+        mod._run(name, dtypes.f16, args.diag_m, mod.SHAPES[0], bias=True, out=dtypes.f16)
         torch.cuda.synchronize()
         print("diagnose: ran without error", flush=True)
         return

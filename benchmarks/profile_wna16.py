@@ -5,7 +5,7 @@
 
 --tiles: semicolon-separated variants, each the nine Tile fields (warp_m, frag_m, warp_n, frag_n, warp_k, bk,
 stages, group_m, min_blocks[, swap_n8 0/1/2]) and optionally a schedule; the tuner's own plan is always timed first.
-A variant prefixed "wgmma:" runs the wgmma kernel (gemm_dense_wgmma.cuh), else the mma.sync kernel.
+A variant prefixed "wgmma:" or "wide:" runs that form of the wgmma kernel (gemm_dense_wgmma.cuh), else mma.sync.
 --loop N: no timing; launch the tuner's plan (or the first variant) N times, for `ncu --launch-skip`.
 Timing is bench_wna16's Timer (CUDA-graph replay, L2 flushed, median); the line shows us and % of roofline
 against the copy bandwidth measured in the same run.
@@ -29,10 +29,10 @@ from humming.core.build import compile_many  # noqa: E402
 from humming.core.formats import QuantFormat  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
 from humming.kernels.gemm_dense import GemmDenseSpec, Tile  # noqa: E402
-from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec  # noqa: E402
+from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec  # noqa: E402
 
 
-KERNELS = {"sync": GemmDenseSpec, "wgmma": GemmDenseWgmmaSpec}
+KERNELS = {"sync": GemmDenseSpec, "wgmma": GemmDenseWgmmaSpec, "wide": GemmDenseWgmmaWideSpec}
 
 
 def parse_variants(text: str) -> list[tuple[Tile, str | None, type[GemmDenseSpec]]]:
@@ -105,7 +105,7 @@ def main() -> None:
             t = plan.spec.tile
             fields = ",".join(str(v) for v in (t.warp_m, t.frag_m, t.warp_n, t.frag_n, t.warp_k, t.bk, t.stages,
                                                t.group_m, t.min_blocks, t.swap_n8))
-            kind = "wgmma" if isinstance(plan.spec, GemmDenseWgmmaSpec) else "sync"
+            kind = next(k for k, v in KERNELS.items() if type(plan.spec) is v)
             print(f"{args.format:<16} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
                   f"{kind:<5} "
                   f"{fields:<22} {plan.schedule:<13} grid {plan.grid:<5} {us:8.2f} us "

@@ -288,11 +288,11 @@ struct GemmDense {
     if constexpr (kAccScale) apply_group_scales(acc, part, scale);
   }
 
-  // Pair P of the sixteen operand pairs (eight B fragments) of one block, then the rest.
-  template <int P>
+  // Pair P of the sixteen operand pairs (eight B fragments) of one block, then the rest up to END.
+  template <int P, int END = 16>
   static HM_DEVICE void dequant_pairs(const u32 (&w)[Cfg::kWBits], u32 (&b)[8][2], const u32 (&scale)[8],
                                       const Zero& z, const dequant::Masks& masks, int fn) {
-    if constexpr (P < 16) {
+    if constexpr (P < END) {
       constexpr int B = Cfg::kWBits;
       constexpr int j = P / 2;
       const Act act{};
@@ -319,13 +319,14 @@ struct GemmDense {
       }
       if constexpr (Cfg::kSMode == kScaleGroup && !kAccScale) v = arch::mul2(act, v, scale[j]);
       b[j][P % 2] = v;
-      dequant_pairs<P + 1>(w, b, scale, z, masks, fn);
+      dequant_pairs<P + 1, END>(w, b, scale, z, masks, fn);
     }
   }
 
   // ---- the mma.sync body: per-stage MMAs and the per-tile finish the pipeline below calls -----------------
   struct SyncBody {
     static constexpr int kLagStages = 0;  // mma.sync has read its stage when compute() returns
+    static constexpr bool kLoadsAfterCompute = false;  // loads first: they overlap this stage's MMAs
     MainAcc acc;
     Zero zero;
     dequant::Masks masks;
@@ -381,17 +382,18 @@ struct GemmDense {
 
     const u64 pol_w = arch::policy_evict_first();
 
-    // Load cursor (runs STAGES-1 iterations ahead) and compute cursor, both as (tile, kt): no divisions inside.
+    // Load cursor (runs D iterations ahead) and compute cursor, both as (tile, kt): no divisions inside.
     int l_tile = static_cast<int>(begin / k_iters);
     int l_kt = static_cast<int>(begin - static_cast<long long>(l_tile) * k_iters);
     int c_tile = l_tile;
     Loaders ld;
     ld.set_tile(p, l_tile);
     long long l_it = begin;
-#pragma unroll
-    for (int s = 0; s < D; ++s) {
+    int l_stage = 0;
+    // One commit group per call, empty past the end, so that cp_async_wait<D - 1> always means "stage ready".
+    auto load_next = [&]() {
       if (l_it < end) {
-        ld.load(smem, s, l_kt, pol_w);
+        ld.load(smem, l_stage, l_kt, pol_w);
         ++l_it;
         if (++l_kt == k_iters && l_it < end) {
           l_kt = 0;
@@ -399,11 +401,13 @@ struct GemmDense {
         }
       }
       arch::cp_async_commit();
-    }
+      if (++l_stage == S) l_stage = 0;
+    };
+#pragma unroll
+    for (int s = 0; s < D; ++s) load_next();
 
     Body body(p);
     int stage = 0;
-    int l_stage = D;
     // One segment per tile this CTA touches: the k-loop holds no tile finish, so asynchronous MMAs may stay in
     // flight across its iterations (ptxas serialises wgmma whose registers a divergent path touches).
     for (long long it = begin; it < end;) {
@@ -413,18 +417,9 @@ struct GemmDense {
         arch::cp_async_wait<D - 1>();
         body.after_wait();
         __syncthreads();
-        if (l_it < end) {
-          ld.load(smem, l_stage, l_kt, pol_w);
-          ++l_it;
-          if (++l_kt == k_iters && l_it < end) {
-            l_kt = 0;
-            ld.set_tile(p, ++l_tile);
-          }
-        }
-        arch::cp_async_commit();
-        if (++l_stage == S) l_stage = 0;
-
+        if constexpr (!Body::kLoadsAfterCompute) load_next();
         body.compute(smem + stage * Stage::kBytes, wm, wn, wk, lane);
+        if constexpr (Body::kLoadsAfterCompute) load_next();
         if (++stage == S) stage = 0;
       }
       int mt, nt;

@@ -55,6 +55,9 @@ struct GemmDenseWgmma {
     // The last k16 step's wgmmas still read the stage after compute() returns; the next load goes to the stage
     // read two iterations ago, whose groups the first wait of the current compute() has retired.
     static constexpr int kLagStages = 1;
+    // The next stage's cp.async loads go after this stage's wgmmas are issued, not between the barrier and
+    // them: ncu (H200, M = 1024) showed the tensor pipe idle while every warp ran its loader at stage starts.
+    static constexpr bool kLoadsAfterCompute = true;
     Acc acc;
     typename Dense::Zero zero;
     dequant::Masks masks;
@@ -119,6 +122,101 @@ struct GemmDenseWgmma {
   }
 };
 
+// ---- the wide form: one m64 fragment per warp, wgmma N = 64..256 activation rows -----------------------------
+// Warp f of a warpgroup dequantises only m16 fragment f (weight columns 16f..16f+15) of the group's 16 x 64
+// block: 4 of its lane's 16 pairs, from one word per bit plane (memory::load_fragment_words), and the group
+// issues one wgmma.m64nTOKk16 per k16 step for the whole block. Per MAC that is a quarter of the four-fragment
+// form's dequantisation and one large wgmma instead of four of N = 64; the price is TOK = 64 FRAG_M rows per
+// warpgroup (M >= 64 to fill it). Config mapping: WARP_M = 4 x (warpgroups along M), the warp's rank in its
+// group being its fragment; WARP_N = warpgroups along N (64 columns each); FRAG_M = TOK / 64.
+template <class Cfg>
+struct GemmDenseWgmmaWide {
+  using Dense = GemmDense<Cfg>;
+  using Act = typename Cfg::Act;
+  using Stage = typename Cfg::Stage;
+  static constexpr int BN = Cfg::kBN, BK = Cfg::kBK;
+  static constexpr int TOK = Cfg::kFragM * 64;  // activation rows per warpgroup: wgmma's N
+  static constexpr int NB = TOK / 8;
+  using Acc = mma::FragAccumulators<NB>;
+
+  static_assert(!Cfg::kSwapAB && Cfg::kFragN == 1 && Cfg::kWarpK == 1 && Cfg::kWarpM % 4 == 0,
+                "the wide wgmma form takes warpgroups of four fragment warps, one n64 block each");
+  static_assert(TOK == 64 || TOK == 128 || TOK == 256, "wgmma N (activation rows per warpgroup) is 64, 128 or 256");
+  static_assert(BK == 64, "one 128-byte swizzle atom along K per stage");
+
+  struct Body {
+    static constexpr int kLagStages = 1;  // as GemmDenseWgmma::Body
+    static constexpr bool kLoadsAfterCompute = true;
+    Acc acc;
+    typename Dense::Zero zero;
+    dequant::Masks masks;
+    int frag, wgm, wgn;  // the warp's fragment, its warpgroup's row block and 64-column block
+
+    HM_DEVICE explicit Body(const GemmDenseArgs& p) {
+      acc.zero();
+      zero.set_const(Cfg::kZConst);
+      masks = dequant::pinned_masks(Act{}, static_cast<u32>(p.k) >> 31);  // see GemmDense::SyncBody
+      const int warp = threadIdx.x >> 5;
+      frag = warp & 3;
+      wgn = (warp >> 2) % Cfg::kWarpN;
+      wgm = (warp >> 2) / Cfg::kWarpN;
+    }
+
+    HM_DEVICE void after_wait() const { arch::fence_proxy_async_smem(); }
+
+    HM_DEVICE void compute(const char* base, int /*wm*/, int /*wn*/, int /*wk*/, int lane) {
+      constexpr int B = Cfg::kWBits;
+      const int g = lane >> 2;
+      const u32 sW = arch::smem_u32(base + Stage::kW);
+      const u32 sA = arch::smem_u32(base + Stage::kA) + wgm * TOK * (BK * 2);
+      u32 scale[8];
+#pragma unroll
+      for (int ks = 0; ks < BK / 16; ++ks) {
+        if constexpr (Stage::kSRows > 0) {
+          if (ks == 0 || (ks * 16) % Cfg::kGS == 0) {
+            const int row = Cfg::kGS >= BK ? 0 : (ks * 16) / Cfg::kGS;
+            dequant::load_scale_pairs_of_fragment<Cfg::kSDT>(
+                Act{}, arch::smem_u32(base + Stage::kS) + (row * BN + wgn * 64) * Stage::kSBytes, g, frag, scale);
+          }
+        }
+        if constexpr (Stage::kZRows > 0) {
+          constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
+          if (ks == 0 || (ks * 16) % zgs == 0) {
+            const int row = zgs >= BK ? 0 : (ks * 16) / zgs;
+            zero.template load_fragment<B>(arch::smem_u32(base + Stage::kZ) + (row * BN + wgn * 64) * 2, g, frag);
+          }
+        }
+        u32 w[B];
+        memory::load_fragment_words<B>(w, sW + (ks * (BN / 64) + wgn) * Stage::kBlockBytes, lane, frag);
+        u32 b[8][2];
+        Dense::template dequant_pairs<0, 4>(w, b, scale, zero, masks, 0);  // pairs 0..3: fragment `frag`
+        const u32 wa[4] = {b[0][0], b[1][0], b[0][1], b[1][1]};
+        arch::wgmma_fence();
+        arch::wgmma_rs<TOK>(Act{}, reinterpret_cast<float(&)[TOK / 2]>(acc.d), wa,
+                            arch::wgmma_desc_sw128(sA + ks * 32));
+        arch::wgmma_commit();
+        arch::wgmma_wait<1>();
+      }
+    }
+
+    HM_DEVICE void finish(const GemmDenseArgs& p, const scheduler::StreamK& sk, char* red, int tile, int mt, int nt,
+                          long long seg_begin, long long seg_end, long long cta_begin, int /*wm*/, int /*wn*/,
+                          int wk, int lane) {
+      arch::wgmma_wait<0>();
+      epilogue::finish_tile<Cfg>(p, sk, red, acc, tile, mt, nt, seg_begin, seg_end, cta_begin, 4 * wgm + frag, wgn,
+                                 wk, lane, Dense::epilogue_fix());
+      acc.zero();
+    }
+  };
+
+  static HM_DEVICE void run(const GemmDenseArgs& p) {
+    extern __shared__ __align__(128) char smem_raw[];
+    const u32 raw = arch::smem_u32(smem_raw);
+    char* smem = smem_raw + ((kWgmmaSmemAlign - (raw & (kWgmmaSmemAlign - 1))) & (kWgmmaSmemAlign - 1));
+    Dense::template pipeline<Body>(p, smem);
+  }
+};
+
 // The kernel the twin instantiates: the template arguments of gemm_dense, in the same order.
 template <class Act, class Out, int WBITS, int WKIND, int WE, int WM, int WBIAS, int ZMODE, int ZCONST, int ZGS,
           int SMODE, int SDT, int GS, int WARP_M, int FRAG_M, int WARP_N, int FRAG_N, int WARP_K, int BK, int STAGES,
@@ -133,6 +231,23 @@ gemm_dense_wgmma(const void* __restrict__ a, const void* __restrict__ w, const v
   const GemmDenseArgs p{a, w, scales, zeros, chscale, gscale, bias, c, ws, counters, m, n, k, lda, ldc,
                         nb64, k_pad, m_tiles, n_tiles};
   GemmDenseWgmma<WgmmaConfig<Cfg>>::run(p);
+}
+
+
+// The wide form's kernel: the same template arguments and parameters.
+template <class Act, class Out, int WBITS, int WKIND, int WE, int WM, int WBIAS, int ZMODE, int ZCONST, int ZGS,
+          int SMODE, int SDT, int GS, int WARP_M, int FRAG_M, int WARP_N, int FRAG_N, int WARP_K, int BK, int STAGES,
+          int GROUP_M, int MIN_BLOCKS, int SWAP_N8>
+__global__ void __launch_bounds__(32 * WARP_M * WARP_N * WARP_K, MIN_BLOCKS)
+gemm_dense_wgmma_wide(const void* __restrict__ a, const void* __restrict__ w, const void* __restrict__ scales,
+                 const void* __restrict__ zeros, const float* __restrict__ chscale, const float* __restrict__ gscale,
+                 const void* __restrict__ bias, void* __restrict__ c, float* __restrict__ ws, int* __restrict__ counters,
+                 int m, int n, int k, int lda, int ldc, int nb64, int k_pad, int m_tiles, int n_tiles) {
+  using Cfg = GemmDenseConfig<Act, Out, WBITS, WKIND, WE, WM, WBIAS, ZMODE, ZCONST, ZGS, SMODE, SDT, GS, WARP_M, FRAG_M,
+                              WARP_N, FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_N8>;
+  const GemmDenseArgs p{a, w, scales, zeros, chscale, gscale, bias, c, ws, counters, m, n, k, lda, ldc,
+                        nb64, k_pad, m_tiles, n_tiles};
+  GemmDenseWgmmaWide<WgmmaConfig<Cfg>>::run(p);
 }
 
 }  // namespace humming

@@ -1,5 +1,9 @@
 """The twin of gemm_dense_wgmma.cuh: the dense WnA16 GEMM on warpgroup MMAs (wgmma), for M past decode sizes.
 
+Two forms share the template file: GemmDenseWgmmaSpec (four m16 fragments per warp, wgmma N = 32 or 64) and
+GemmDenseWgmmaWideSpec (one fragment per warp, N = 64..256 activation rows; a quarter of the dequantisation
+per MAC, for M large enough to fill it).
+
 The parameters are gemm_dense's (same decoding, same packed layout, same launch arguments), read with the
 wgmma kernel's tile rules: warps along N come in warpgroups of four (256 weight columns each), each warpgroup
 multiplies its weights by ``16 * frag_m`` activation rows (wgmma's N: 32 or 64), one 64-deep stage at a time,
@@ -28,12 +32,20 @@ def wgmma_tile(warpgroups_n: int, warpgroups_m: int, tokens: int, stages: int, m
     return Tile(warpgroups_m, tokens // 16, 4 * warpgroups_n, 1, 1, 64, stages, group_m, min_blocks)
 
 
-def _wgmma_requirement(act: DType) -> Requirement:
+def wide_tile(warpgroups_n: int, warpgroups_m: int, tokens: int, stages: int, min_blocks: int = 1,
+              group_m: int = 8) -> Tile:
+    """The Tile of a wide wgmma kernel: ``warpgroups_n`` x 64 weight columns by ``warpgroups_m`` x ``tokens`` rows
+    (each warp of a group one m16 fragment of the group's 64 columns)."""
+    return Tile(4 * warpgroups_m, tokens // 64, warpgroups_n, 1, 1, 64, stages, group_m, min_blocks)
+
+
+def _wgmma_requirement(act: DType, n_values: tuple[int, ...]) -> Requirement:
     def check(caps: DeviceCapabilities) -> bool | None:
         return any(i.family.name == "wgmma" and i.a is act and i.b is act and i.acc.name == "f32" and i.k == 16
-                   and all(n in i.n_values for n in TOKENS_PER_WARPGROUP) for i in caps.mma)
+                   and all(n in i.n_values for n in n_values) for i in caps.mma)
 
-    return Requirement(f"wgmma m64nNk16 {act} x {act} -> f32 (A from registers, N = 32 or 64)", check,
+    ns = ", ".join(map(str, n_values))
+    return Requirement(f"wgmma m64nNk16 {act} x {act} -> f32 (A from registers, N = {ns})", check,
                        ("the mma.sync kernel (GemmDenseSpec)",))
 
 
@@ -61,7 +73,7 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
 
     @classmethod
     def mma_requirement(cls, act: DType) -> Requirement:
-        return _wgmma_requirement(act)
+        return _wgmma_requirement(act, TOKENS_PER_WARPGROUP)
 
     def smem_bytes(self) -> int:
         # gemm_dense's stage rounded up to the 1024-byte atoms, plus the run-time alignment slack.
@@ -72,3 +84,36 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
         cfg = f"humming::WgmmaConfig<humming::GemmDenseConfig<{self.cpp_args()}>>"
         return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kThreads", "block_m": f"{cfg}::kBM",
                 "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK"}
+
+
+#: wgmma N choices of the wide form: activation rows per warpgroup.
+WIDE_TOKENS_PER_WARPGROUP = (64, 128, 256)
+
+
+@dataclass(frozen=True)
+class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
+    """``humming::gemm_dense_wgmma_wide``: one m16 fragment per warp, one wgmma.m64nNk16 per warpgroup and k16
+    step with N = 64 ``frag_m`` activation rows; ``warp_m`` = 4 x warpgroups along M, ``warp_n`` = warpgroups
+    along N (64 columns each)."""
+
+    kernel = "humming::gemm_dense_wgmma_wide"
+
+    def check(self) -> None:
+        GemmDenseSpec.check(self)
+        rules = {
+            "bk": (self.bk == 64, "bk = 64 (one 128-byte swizzle atom of activations per stage)"),
+            "warp_m": (self.warp_m in (4, 8), "warp_m = 4 or 8 (whole warpgroups of fragment warps along M)"),
+            "frag_m": (64 * self.frag_m in WIDE_TOKENS_PER_WARPGROUP,
+                       f"frag_m in {[n // 64 for n in WIDE_TOKENS_PER_WARPGROUP]} (wgmma N = 64 frag_m)"),
+            "warp_n": (self.warp_n in (1, 2), "warp_n = 1 or 2 (warpgroups along N)"),
+            "frag_n": (self.frag_n == 1, "frag_n = 1"),
+            "warp_k": (self.warp_k == 1, "warp_k = 1"),
+            "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0"),
+        }
+        for name, (ok, rule) in rules.items():
+            if not ok:
+                raise InvalidInputError(f"GemmDenseWgmmaWideSpec: {name}={getattr(self, name)}; allowed: {rule}")
+
+    @classmethod
+    def mma_requirement(cls, act: DType) -> Requirement:
+        return _wgmma_requirement(act, WIDE_TOKENS_PER_WARPGROUP)

@@ -20,7 +20,7 @@ from humming.core.problem import GemmProblem
 from humming.devices.nvidia import archs, tuning
 from humming.errors import InvalidInputError, UnsupportedError
 from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
-from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec, wgmma_tile
+from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, wgmma_tile, wide_tile
 
 W4 = WeightFormat(dtypes.s4, ScaleSpec(Granularity.GROUP, dtypes.f16, 128))
 #: One decode path each: int4 magic numbers, zero rows, int8 via f32 (bf16), bit planes, small floats, MX, NVFP4.
@@ -201,7 +201,8 @@ def test_past_decode_the_tuner_takes_wgmma_where_the_target_has_it_and_mma_sync_
         caps = archs.capabilities(arch)
         return type(tuning.TUNER.plan(GemmProblem(m, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132).spec)
 
-    assert [kernel("sm_90a", m) for m in (1, 16, 17, 64, 1024)] == [GemmDenseSpec] * 2 + [GemmDenseWgmmaSpec] * 3
+    assert [kernel("sm_90a", m) for m in (1, 16, 17, 64, 128, 129, 1024)] == \
+        [GemmDenseSpec] * 2 + [GemmDenseWgmmaSpec] * 3 + [GemmDenseWgmmaWideSpec] * 2
     # Blackwell and Ampere have no wgmma (the capability table says so): their rows stay on mma.sync.
     for arch in ("sm_80", "sm_100a", "sm_120a"):
         assert {kernel(arch, m) for m in (17, 64, 1024)} == {GemmDenseSpec}, arch
@@ -221,3 +222,21 @@ def test_the_wgmma_twin_refuses_tiles_its_template_cannot_run() -> None:
                       (replace(good, warp_n=2), "warp_n=2"), (replace(good, warp_k=2), "warp_k=2")):
         with pytest.raises(InvalidInputError, match=rule):
             GemmDenseWgmmaSpec.build(t, dtypes.bf16, dtypes.bf16, d, bad)
+
+    wide = wide_tile(2, 1, 256, 5)
+    GemmDenseWgmmaWideSpec.build(t, dtypes.bf16, dtypes.bf16, d, wide)
+    for bad, rule in ((replace(wide, warp_m=2), "warp_m=2"), (replace(wide, frag_m=3), "frag_m=3"),
+                      (replace(wide, warp_n=4), "warp_n=4"), (replace(wide, bk=128), "bk=128")):
+        with pytest.raises(InvalidInputError, match=rule):
+            GemmDenseWgmmaWideSpec.build(t, dtypes.bf16, dtypes.bf16, d, bad)
+
+
+def test_an_nvrtc_that_miscompiles_wgmma_falls_back_to_mma_sync_and_says_why(monkeypatch) -> None:
+    caps = archs.capabilities("sm_90a")
+    problem = GemmProblem(1024, 28672, 8192, W4, dtypes.bf16, dtypes.bf16)
+    monkeypatch.setattr(tuning, "nvrtc_version", lambda: (13, 0))
+    old = tuning.TUNER.plan(problem, caps, 132)
+    assert type(old.spec) is GemmDenseSpec
+    assert any("NVRTC 13.0 miscompiles" in r and "pip install -U nvidia-cuda-nvrtc" in r for r in old.reasons)
+    monkeypatch.setattr(tuning, "nvrtc_version", lambda: (13, 5))
+    assert type(tuning.TUNER.plan(problem, caps, 132).spec) is GemmDenseWgmmaWideSpec

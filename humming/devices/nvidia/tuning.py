@@ -15,12 +15,13 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from humming.capabilities.model import DeviceCapabilities
+from humming.core.compiler import nvrtc_version
 from humming.core.packing import padded_shape
 from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
 from humming.errors import InvalidInputError, UnsupportedError
 from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
-from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec, wgmma_tile
+from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, wgmma_tile, wide_tile
 
 KiB = 1024
 
@@ -32,6 +33,7 @@ class TileRule:
     why: str
     when: Callable[[DecodeParams], bool] | None = None  # formats the rule serves (None: all)
     kernel: type[GemmDenseSpec] = GemmDenseSpec  # the twin; a target without its MMA instruction skips the rule
+    min_nvrtc: tuple[int, int] | None = None  # the oldest NVRTC known to compile the twin correctly
 
 
 def _narrow(d: DecodeParams) -> bool:
@@ -40,6 +42,12 @@ def _narrow(d: DecodeParams) -> bool:
 
 
 _INF = 1 << 62
+#: NVRTC 13.0's ptxas miscompiles the wgmma kernels: on the H200 (2026-12-02) a cp.async of
+#: gemm_dense_wgmma_wide (s4 per channel, f16, 256 x 128 tile) took its shared-memory offset and memory
+#: descriptor from uniform registers that nothing in the kernel writes (UR0/UR1, compute-sanitizer:
+#: illegal instruction at that LDGSTS); it trapped in one run of the correctness matrix and passed in the next,
+#: as garbage registers would. NVRTC 13.5 compiles the same source with the registers defined.
+WGMMA_MIN_NVRTC = (13, 5)
 #: One CTA a tile when the tiles fill at least this share of one wave (and at most all of it).
 DP_WAVE_FILL = 0.8
 
@@ -61,11 +69,18 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # Past decode, wgmma where the target has it (sm_90a): the dequantised weights are the register A operand
     # of m64nNk16 and N activation rows come from shared memory (gemm_dense_wgmma.cuh).
     TileRule(32, wgmma_tile(1, 1, 32, 8, min_blocks=2),
-             "wgmma, one warpgroup of 256 columns x 32 rows (m64n32k16), 2 CTAs per SM", kernel=GemmDenseWgmmaSpec),
-    TileRule(64, wgmma_tile(1, 1, 64, 6, min_blocks=2),
-             "wgmma, one warpgroup of 256 columns x 64 rows (m64n64k16), 2 CTAs per SM", kernel=GemmDenseWgmmaSpec),
-    TileRule(_INF, wgmma_tile(2, 1, 64, 6),
-             "wgmma, two warpgroups of 256 columns x 64 rows (512 x 64 tiles), 8 warps per SM", kernel=GemmDenseWgmmaSpec),
+             "wgmma, one warpgroup of 256 columns x 32 rows (m64n32k16), 2 CTAs per SM", kernel=GemmDenseWgmmaSpec,
+             min_nvrtc=WGMMA_MIN_NVRTC),
+    # M = 65..128: two 64-row tiles of this form measured 167 us against 177 us for the wide form's 128-row
+    # tile (28672 x 8192, H200, 2026-12-02); past 128 rows the wide form wins (M = 256: 276 against 298 us).
+    TileRule(128, wgmma_tile(1, 1, 64, 6, min_blocks=2),
+             "wgmma, one warpgroup of 256 columns x 64 rows (m64n64k16), 2 CTAs per SM", kernel=GemmDenseWgmmaSpec,
+             min_nvrtc=WGMMA_MIN_NVRTC),
+    # Past 128 rows, the wide form: one m16 fragment per warp and one wgmma of N = 256 activation rows per
+    # warpgroup and k16 step (a quarter of the dequantisation per MAC of the four-fragment form).
+    TileRule(_INF, wide_tile(2, 1, 256, 5),
+             "wgmma wide: two warpgroups of 64 columns x 256 rows (m64n256k16), 8 warps per SM",
+             kernel=GemmDenseWgmmaWideSpec, min_nvrtc=WGMMA_MIN_NVRTC),
     TileRule(32, Tile(1, 2, 4, 1, 2, 128, 4, 8, 2), "two m16 blocks"),
     TileRule(48, Tile(1, 3, 4, 1, 2, 128, 4, 8, 1), "three m16 blocks"),
     TileRule(64, Tile(1, 4, 4, 1, 2, 128, 4, 8, 1), "four m16 blocks"),
@@ -116,6 +131,17 @@ def _fit(spec: GemmDenseSpec, caps: DeviceCapabilities) -> GemmDenseSpec:
     return spec
 
 
+def compiler_builds(rule: TileRule) -> bool:
+    """Whether the NVRTC loaded here is new enough for the rule's kernel (True where no NVRTC loads: planning
+    alone needs no compiler, and compiling will say what is missing)."""
+    if rule.min_nvrtc is None:
+        return True
+    try:
+        return nvrtc_version() >= rule.min_nvrtc
+    except Exception:  # noqa: BLE001 - no usable NVRTC: the compile step reports it
+        return True
+
+
 def split_count(tiles: int, k_iters: int, resident: int) -> int:
     """The most even K splits (dividing k_iters) with tiles x splits <= resident, if that fills DP_WAVE_FILL of
     the resident CTAs; else 1."""
@@ -142,8 +168,13 @@ class DenseTuner:
         reasons = []
         if tile is None:
             act = problem.activation
-            rule = next(r for r in table_for(caps) if problem.m <= r.max_m and (r.when is None or r.when(decode))
-                        and r.kernel.mma_requirement(act).check(caps))
+            fits = [r for r in table_for(caps) if problem.m <= r.max_m and (r.when is None or r.when(decode))
+                    and r.kernel.mma_requirement(act).check(caps)]
+            rule = next(r for r in fits if compiler_builds(r))
+            if rule is not fits[0]:
+                reasons.append(f"{fits[0].why}: skipped, NVRTC {'.'.join(map(str, nvrtc_version()))} miscompiles it "
+                               f"(needs {'.'.join(map(str, fits[0].min_nvrtc or ()))}: pip install -U "
+                               "nvidia-cuda-nvrtc)")
             tile, kernel = rule.tile, rule.kernel
             reasons.append(f"M={problem.m} <= {rule.max_m if rule.max_m < _INF else 'any'}: {rule.why}")
         else:

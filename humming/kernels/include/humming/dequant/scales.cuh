@@ -21,6 +21,23 @@ struct ScaleBytes {
 HM_DEVICE u32 splat_lo(u32 x) { return arch::prmt(x, x, 0x1010u); }
 HM_DEVICE u32 splat_hi(u32 x) { return arch::prmt(x, x, 0x3232u); }
 
+// One 8-bit scale code b (ue8m0 or e4m3) as an activation-type pair.
+template <int SDT, class Act>
+HM_DEVICE u32 scale_pair_of_code(Act act, u32 b) {
+  if constexpr (SDT == kScaleUe8m0) {
+    if constexpr (ActTraits<Act>::mantissa == 7) {
+      return b * 0x00800080u;  // 2^(b-127) is exactly the bf16 with exponent field b
+    } else {
+      const float f = __uint_as_float(b << 23);
+      return arch::pack2(act, f, f);
+    }
+  } else {  // e4m3: place the fields into f16, fix the bias in f32, round once into the activation type
+    const u32 h = ((b & 0x80u) << 8) | ((b & 0x7Fu) << 7);
+    const float f = arch::to_f32(f16_t{}, h) * 256.0f;
+    return arch::pack2(act, f, f);
+  }
+}
+
 // Eight scale pairs for the lane's n8 fragments, from the scale row at shared address `row` (this n64 block).
 template <int SDT, class Act>
 HM_DEVICE void load_scale_pairs(Act act, u32 row, int g, u32 (&s)[8]) {
@@ -33,21 +50,22 @@ HM_DEVICE void load_scale_pairs(Act act, u32 row, int g, u32 (&s)[8]) {
   } else {
     const uint2 v = arch::lds64(row + g * 8);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const u32 b = ((j < 4 ? v.x : v.y) >> (8 * (j % 4))) & 0xFFu;
-      if constexpr (SDT == kScaleUe8m0) {
-        if constexpr (ActTraits<Act>::mantissa == 7) {
-          s[j] = b * 0x00800080u;  // 2^(b-127) is exactly the bf16 with exponent field b
-        } else {
-          const float f = __uint_as_float(b << 23);
-          s[j] = arch::pack2(act, f, f);
-        }
-      } else {  // e4m3: place the fields into f16, fix the bias in f32, round once into the activation type
-        const u32 h = ((b & 0x80u) << 8) | ((b & 0x7Fu) << 7);
-        const float f = arch::to_f32(f16_t{}, h) * 256.0f;
-        s[j] = arch::pack2(act, f, f);
-      }
-    }
+    for (int j = 0; j < 8; ++j) s[j] = scale_pair_of_code<SDT>(act, ((j < 4 ? v.x : v.y) >> (8 * (j % 4))) & 0xFFu);
+  }
+}
+
+// The two scale pairs of m16 fragment f (n8 fragments j = 2f, 2f + 1) into s[0], s[1]: the wide wgmma form,
+// whose warps each dequantise one fragment. 16-bit scales: one 4-byte read; 8-bit: the two bytes of a word.
+template <int SDT, class Act>
+HM_DEVICE void load_scale_pairs_of_fragment(Act act, u32 row, int g, int f, u32 (&s)[8]) {
+  if constexpr (SDT == kScaleAct) {
+    const u32 v = arch::lds32(row + g * 16 + 4 * f);
+    s[0] = splat_lo(v);
+    s[1] = splat_hi(v);
+  } else {
+    const u32 v = arch::lds32(row + g * 8 + 4 * (f >> 1)) >> (16 * (f & 1));
+    s[0] = scale_pair_of_code<SDT>(act, v & 0xFFu);
+    s[1] = scale_pair_of_code<SDT>(act, (v >> 8) & 0xFFu);
   }
 }
 

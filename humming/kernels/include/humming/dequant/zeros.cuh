@@ -35,12 +35,25 @@ struct ZeroTerms {
     u32 z[8];
     load_zero_pairs(row, g, z);
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const u32 minus_one = kF16 ? 0xBC00BC00u : 0xBF80BF80u;
-      lo[fn][j] = arch::fma2(Act{}, z[j], minus_one, kF16 ? 0xE400E400u : 0xC300C300u);
-      if constexpr (kF16) hi[fn][j] = arch::fma2(Act{}, z[j], minus_one, 0xD400D400u);
-      if constexpr (!kF16 && B == 8) f[fn][j] = -(8388608.0f + arch::to_f32(Act{}, z[j]));
-    }
+    for (int j = 0; j < 8; ++j) set<B>(fn, j, z[j]);
+  }
+
+  // The zero points of m16 fragment f only (n8 fragments 2f, 2f + 1) as j = 0, 1 of block 0: the wide wgmma
+  // form, whose warps each dequantise one fragment.
+  template <int B>
+  HM_DEVICE void load_fragment(u32 row, int g, int f) {
+    const u32 v = arch::lds32(row + g * 16 + 4 * f);
+    set<B>(0, 0, splat_lo(v));
+    set<B>(0, 1, splat_hi(v));
+  }
+
+  // The offsets of one zero-point pair z (both halves the same activation-type zero).
+  template <int B>
+  HM_DEVICE void set(int fn, int j, u32 z) {
+    const u32 minus_one = kF16 ? 0xBC00BC00u : 0xBF80BF80u;
+    lo[fn][j] = arch::fma2(Act{}, z, minus_one, kF16 ? 0xE400E400u : 0xC300C300u);
+    if constexpr (kF16) hi[fn][j] = arch::fma2(Act{}, z, minus_one, 0xD400D400u);
+    if constexpr (!kF16 && B == 8) f[fn][j] = -(8388608.0f + arch::to_f32(Act{}, z));
   }
 };
 

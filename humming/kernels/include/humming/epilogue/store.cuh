@@ -93,6 +93,33 @@ HM_DEVICE void store_tile(const Args& p, const mma::SwapAccumulators<FN, NB>& ac
       }
 }
 
+// One wgmma fragment per warp (the wide wgmma form), stored as it is: the warp's wm is 4 x (its warpgroup's
+// row block) + (its fragment f), wn its warpgroup's 64-column block; rows per warpgroup 8 NB.
+template <class Cfg, class Args, int NB>
+HM_DEVICE void store_tile(const Args& p, const mma::FragAccumulators<NB>& acc, int mt, int nt, int wm, int wn,
+                          int lane, float fix) {
+  using Out = typename Cfg::Out;
+  const int g = lane >> 2, t = lane & 3;
+  const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
+  const unsigned short* bias = static_cast<const unsigned short*>(p.bias);
+  unsigned short* c = static_cast<unsigned short*>(p.c);
+  const int row0 = mt * Cfg::kBM + (wm >> 2) * NB * 8 + 2 * t;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int col = nt * Cfg::kBN + wn * 64 + 16 * (wm & 3) + g + 8 * half;
+    if (col >= p.n) continue;
+    const float s = p.chscale != nullptr ? gs * __ldg(p.chscale + col) : gs;
+    const float b = bias != nullptr ? arch::to_f32(Out{}, bias[col]) : 0.0f;
+#pragma unroll
+    for (int h = 0; h < NB; ++h)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int row = row0 + 8 * h + e;
+        if (row < p.m) c[static_cast<long long>(row) * p.ldc + col] = arch::pack1(Out{}, acc.d[h][2 * half + e] * s + b);
+      }
+  }
+}
+
 // Add the other k-warps' accumulators into warp-k 0's (through `red`, (WARP_K-1) * BM * BN floats).
 // Visit every accumulator quad (one n8 tile of one m16 fragment) with its index r, in a fixed order.
 template <class Acc, class F>
@@ -116,6 +143,12 @@ HM_DEVICE void for_each_quad(mma::SwapAccumulators<FN, NB>& acc, F&& f) {
     for (int q = 0; q < 4; ++q)
 #pragma unroll
       for (int h = 0; h < NB; ++h) f(acc.d[fn][q][h], (fn * 4 + q) * NB + h);
+}
+
+template <int NB, class F>
+HM_DEVICE void for_each_quad(mma::FragAccumulators<NB>& acc, F&& f) {
+#pragma unroll
+  for (int h = 0; h < NB; ++h) f(acc.d[h], h);
 }
 
 HM_DEVICE void add4(float (&c)[4], const float4& o) {

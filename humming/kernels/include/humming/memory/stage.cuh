@@ -163,5 +163,31 @@ HM_DEVICE void load_block_words(u32 (&w)[B], u32 block, int lane) {
   if constexpr ((B & 1) != 0) w[B - 1] = arch::lds32(block + off + lane * 4);
 }
 
+// Fragment f (pairs 4f..4f+3, the m16 rows 16f..16f+15 of the block) of the lane's codes, placed where pairs
+// 0..3 sit, so that every dequant path reading pairs 0..3 reads fragment f: per plane, the one word (two for
+// 8-bit codes) that holds those pairs, shifted down to their slots. The wide wgmma form's warps read only
+// their own fragment: a quarter of the block's words.
+template <int B>
+HM_DEVICE void load_fragment_words(u32 (&w)[B], u32 block, int lane, int f) {
+#pragma unroll
+  for (int i = 0; i < B; ++i) w[i] = 0;
+  if constexpr (B == 8) {  // one 8-bit plane: pairs 4f..4f+3 are words 2f, 2f+1 (chunk f/2, bytes 8(f%2)..)
+    const uint2 v = arch::lds64(block + (f >> 1) * 512 + lane * 16 + (f & 1) * 8);
+    w[0] = v.x;
+    w[1] = v.y;
+  } else {
+    int off = 0;
+    if constexpr (B >= 4) {  // the 4-bit plane: word f
+      w[0] = arch::lds32(block + lane * 16 + 4 * f);
+      off = 512;
+    }
+    if constexpr ((B & 2) != 0) {  // the 2-bit plane: word f/2, pairs at bits 8(f%2)..
+      w[(B / 4) * 4] = arch::lds32(block + off + lane * 8 + 4 * (f >> 1)) >> (8 * (f & 1));
+      off += 256;
+    }
+    if constexpr ((B & 1) != 0) w[B - 1] = arch::lds32(block + off + lane * 4) >> (4 * f);  // 1-bit plane
+  }
+}
+
 }  // namespace memory
 }  // namespace humming

@@ -40,6 +40,20 @@ HM_DEVICE void load_n8_operands(u32 (&x)[2][2], u32 tile, int ks, int lane) {
   x[0][0] = d[0], x[0][1] = d[1], x[1][0] = d[2], x[1][1] = d[3];
 }
 
+// One m64 wgmma fragment per warp (the wide wgmma form): d[h][e] is weight column 16 f + g + 8 (e / 2) of the
+// warpgroup's 64-column block (f: the warp's rank in its warpgroup) and activation row 8 h + 2 t + (e % 2).
+template <int NB>
+struct FragAccumulators {
+  float d[NB][4];
+
+  HM_DEVICE void zero() {
+#pragma unroll
+    for (int h = 0; h < NB; ++h)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) d[h][e] = 0.0f;
+  }
+};
+
 // D^T fragments back into the m16n8 layout the epilogue takes: lane (g, t) needs rows m = g (+8: the second
 // n8 fragment) and columns n = 8j + 2t (+1), held by lane 8t + g/2 (+4) in register 2(j&1) + (g&1) of
 // fragment j/2. Rows of a missing second fragment (M <= 8) are zero.
