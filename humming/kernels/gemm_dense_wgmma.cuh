@@ -55,9 +55,6 @@ struct GemmDenseWgmma {
     // The last k16 step's wgmmas still read the stage after compute() returns; the next load goes to the stage
     // read two iterations ago, whose groups the first wait of the current compute() has retired.
     static constexpr int kLagStages = 1;
-    // The next stage's cp.async loads go after this stage's wgmmas are issued, not between the barrier and
-    // them: ncu (H200, M = 1024) showed the tensor pipe idle while every warp ran its loader at stage starts.
-    static constexpr bool kLoadsAfterCompute = true;
     Acc acc;
     typename Dense::Zero zero;
     dequant::Masks masks;
@@ -146,7 +143,6 @@ struct GemmDenseWgmmaWide {
 
   struct Body {
     static constexpr int kLagStages = 1;  // as GemmDenseWgmma::Body
-    static constexpr bool kLoadsAfterCompute = true;
     Acc acc;
     typename Dense::Zero zero;
     dequant::Masks masks;
