@@ -26,6 +26,7 @@
 #include <humming/mma/fragments.cuh>
 #include <humming/mma/swapped.cuh>
 #include <humming/memory/stage.cuh>
+#include <humming/scheduler/pipeline.cuh>
 #include <humming/scheduler/stream_k.cuh>
 
 // Ablation switch for timing experiments only (benchmarks/profile_wna16.py --ablate): 0 = the real kernel.
@@ -118,6 +119,7 @@ struct GemmDenseArgs {
 
 template <class Cfg>
 struct GemmDense {
+  using Config = Cfg;
   using Act = typename Cfg::Act;
   using Out = typename Cfg::Out;
   using Stage = typename Cfg::Stage;
@@ -356,76 +358,10 @@ struct GemmDense {
     }
   };
 
-  // ---- the pipeline: a STAGES-deep cp.async ring over this CTA's Stream-K range ---------------------------
-  // Body (SyncBody, or another MMA family's) is built after the prologue's loads, computes each stage and
-  // finishes each tile; `smem` is the dynamic shared memory (stages, then the k-warp reduction buffer).
-  // Loads run D = STAGES - 1 - Body::kLagStages stages ahead: a body whose MMAs still read a stage after its
-  // compute() returns (asynchronous ones) keeps that stage out of the ring for kLagStages more iterations.
+  // The cp.async ring over this CTA's Stream-K range, with an MMA body (scheduler/pipeline.cuh).
   template <class Body>
   static HM_DEVICE void pipeline(const GemmDenseArgs& p, char* smem) {
-    constexpr int D = S - 1 - Body::kLagStages;
-    static_assert(D >= 1, "too few stages for the body's lag");
-    const int tid = threadIdx.x;
-    const int lane = tid & 31;
-    const int warp = tid >> 5;
-    const int wn = warp % Cfg::kWarpN;
-    const int wm = (warp / Cfg::kWarpN) % Cfg::kWarpM;
-    const int wk = warp / (Cfg::kWarpN * Cfg::kWarpM);
-
-    const int k_iters = p.k_pad / BK;
-    const scheduler::StreamK sk{static_cast<long long>(p.m_tiles) * p.n_tiles * k_iters, static_cast<int>(gridDim.x),
-                                k_iters};
-    const long long begin = sk.begin(blockIdx.x);
-    const long long end = sk.end(blockIdx.x);
-    if (begin >= end) return;
-
-    const u64 pol_w = arch::policy_evict_first();
-
-    // Load cursor (runs D iterations ahead) and compute cursor, both as (tile, kt): no divisions inside.
-    int l_tile = static_cast<int>(begin / k_iters);
-    int l_kt = static_cast<int>(begin - static_cast<long long>(l_tile) * k_iters);
-    int c_tile = l_tile;
-    Loaders ld;
-    ld.set_tile(p, l_tile);
-    long long l_it = begin;
-    int l_stage = 0;
-    // One commit group per call, empty past the end, so that cp_async_wait<D - 1> always means "stage ready".
-    auto load_next = [&]() {
-      if (l_it < end) {
-        ld.load(smem, l_stage, l_kt, pol_w);
-        ++l_it;
-        if (++l_kt == k_iters && l_it < end) {
-          l_kt = 0;
-          ld.set_tile(p, ++l_tile);
-        }
-      }
-      arch::cp_async_commit();
-      if (++l_stage == S) l_stage = 0;
-    };
-#pragma unroll
-    for (int s = 0; s < D; ++s) load_next();
-
-    Body body(p);
-    int stage = 0;
-    // One segment per tile this CTA touches: the k-loop holds no tile finish, so asynchronous MMAs may stay in
-    // flight across its iterations (ptxas serialises wgmma whose registers a divergent path touches).
-    for (long long it = begin; it < end;) {
-      const long long seg_begin = it;
-      const long long seg_end = min(end, static_cast<long long>(c_tile + 1) * k_iters);
-      for (; it < seg_end; ++it) {
-        arch::cp_async_wait<D - 1>();
-        body.after_wait();
-        __syncthreads();
-        load_next();  // before the MMAs: loads issued after them measured no faster (wgmma, H200)
-        body.compute(smem + stage * Stage::kBytes, wm, wn, wk, lane);
-        if (++stage == S) stage = 0;
-      }
-      int mt, nt;
-      scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
-      body.finish(p, sk, smem + Cfg::kStages * Stage::kBytes, c_tile, mt, nt, seg_begin, it, begin, wm, wn, wk, lane);
-      ++c_tile;
-    }
-    arch::cp_async_wait<0>();
+    scheduler::pipeline<GemmDense, Body>(p, smem);
   }
 
   static HM_DEVICE void run(const GemmDenseArgs& p) {

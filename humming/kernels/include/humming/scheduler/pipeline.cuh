@@ -1,0 +1,89 @@
+// humming/scheduler/pipeline.cuh -- the cp.async ring of the dense kernels over one CTA's Stream-K range.
+//
+// STAGES shared-memory buffers, filled D stages ahead by the kernel's loaders (16-byte cp.async, one commit
+// group per stage, empty past the range so that cp_async_wait<D - 1> always means "this stage is ready"),
+// one barrier per stage. An MMA body supplies the rest: Body(p) after the prologue's loads; after_wait()
+// between the wait and the barrier (wgmma: the async-proxy fence); compute(stage, wm, wn, wk, lane); and
+// finish(...) once per tile segment. kLagStages: stages a body's MMAs still read after compute() returns
+// (asynchronous ones): the ring keeps them out of reach of the loads that long, D = STAGES - 1 - lag.
+// Kernel: GemmDense<Cfg> (Cfg, S, BK, Stage, Loaders); the loop runs one segment per tile, so no tile finish
+// (which reads the accumulators) sits inside the k-loop: ptxas serialises every wgmma otherwise (C7518).
+#pragma once
+#include <humming/arch/memory.cuh>
+#include <humming/arch/types.cuh>
+#include <humming/scheduler/stream_k.cuh>
+
+namespace humming {
+namespace scheduler {
+
+template <class Kernel, class Body, class Args>
+HM_DEVICE void pipeline(const Args& p, char* smem) {
+  using Cfg = typename Kernel::Config;
+  constexpr int D = Kernel::S - 1 - Body::kLagStages;
+  static_assert(D >= 1, "too few stages for the body's lag");
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int wn = warp % Cfg::kWarpN;
+  const int wm = (warp / Cfg::kWarpN) % Cfg::kWarpM;
+  const int wk = warp / (Cfg::kWarpN * Cfg::kWarpM);
+
+  const int k_iters = p.k_pad / Kernel::BK;
+  const scheduler::StreamK sk{static_cast<long long>(p.m_tiles) * p.n_tiles * k_iters, static_cast<int>(gridDim.x),
+                              k_iters};
+  const long long begin = sk.begin(blockIdx.x);
+  const long long end = sk.end(blockIdx.x);
+  if (begin >= end) return;
+
+  const u64 pol_w = arch::policy_evict_first();
+
+  // Load cursor (runs D iterations ahead) and compute cursor, both as (tile, kt): no divisions inside.
+  int l_tile = static_cast<int>(begin / k_iters);
+  int l_kt = static_cast<int>(begin - static_cast<long long>(l_tile) * k_iters);
+  int c_tile = l_tile;
+  typename Kernel::Loaders ld;
+  ld.set_tile(p, l_tile);
+  long long l_it = begin;
+  int l_stage = 0;
+  // One commit group per call, empty past the end, so that cp_async_wait<D - 1> always means "stage ready".
+  auto load_next = [&]() {
+    if (l_it < end) {
+      ld.load(smem, l_stage, l_kt, pol_w);
+      ++l_it;
+      if (++l_kt == k_iters && l_it < end) {
+        l_kt = 0;
+        ld.set_tile(p, ++l_tile);
+      }
+    }
+    arch::cp_async_commit();
+    if (++l_stage == Kernel::S) l_stage = 0;
+  };
+#pragma unroll
+  for (int s = 0; s < D; ++s) load_next();
+
+  Body body(p);
+  int stage = 0;
+  // One segment per tile this CTA touches: the k-loop holds no tile finish, so asynchronous MMAs may stay in
+  // flight across its iterations (ptxas serialises wgmma whose registers a divergent path touches).
+  for (long long it = begin; it < end;) {
+    const long long seg_begin = it;
+    const long long seg_end = min(end, static_cast<long long>(c_tile + 1) * k_iters);
+    for (; it < seg_end; ++it) {
+      arch::cp_async_wait<D - 1>();
+      body.after_wait();
+      __syncthreads();
+      load_next();  // before the MMAs: loads issued after them measured no faster (wgmma, H200)
+      body.compute(smem + stage * Kernel::Stage::kBytes, wm, wn, wk, lane);
+      if (++stage == Kernel::S) stage = 0;
+    }
+    int mt, nt;
+    scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
+    body.finish(p, sk, smem + Kernel::S * Kernel::Stage::kBytes, c_tile, mt, nt, seg_begin, it, begin, wm, wn, wk,
+                lane);
+    ++c_tile;
+  }
+  arch::cp_async_wait<0>();
+}
+
+}  // namespace scheduler
+}  // namespace humming
