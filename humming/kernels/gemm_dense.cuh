@@ -374,20 +374,30 @@ struct GemmDense {
 
 namespace humming {
 
-// The kernel the twin instantiates: template arguments in GemmDenseSpec's declaration order.
-template <class Act, class Out, int WBITS, int WKIND, int WE, int WM, int WBIAS, int ZMODE, int ZCONST, int ZGS,
-          int SMODE, int SDT, int GS, int WARP_M, int FRAG_M, int WARP_N, int FRAG_N, int WARP_K, int BK, int STAGES,
-          int GROUP_M, int MIN_BLOCKS, int SWAP_N8>
-__global__ void __launch_bounds__(32 * WARP_M * WARP_N * WARP_K, MIN_BLOCKS)
-gemm_dense(const void* __restrict__ a, const void* __restrict__ w, const void* __restrict__ scales,
-           const void* __restrict__ zeros, const float* __restrict__ chscale, const float* __restrict__ gscale,
-           const void* __restrict__ bias, void* __restrict__ c, float* __restrict__ ws, int* __restrict__ counters,
-           int m, int n, int k, int lda, int ldc, int nb64, int k_pad, int m_tiles, int n_tiles) {
-  using Cfg = GemmDenseConfig<Act, Out, WBITS, WKIND, WE, WM, WBIAS, ZMODE, ZCONST, ZGS, SMODE, SDT, GS, WARP_M, FRAG_M,
-                              WARP_N, FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_N8>;
-  const GemmDenseArgs p{a, w, scales, zeros, chscale, gscale, bias, c, ws, counters, m, n, k, lda, ldc,
-                        nb64, k_pad, m_tiles, n_tiles};
-  GemmDense<Cfg>::run(p);
+// Every dense kernel entry (this one, gemm_dense_wgmma.cuh's) has the same template arguments, in
+// GemmDenseSpec's declaration order, and the same parameters, in GemmDenseArgs' order; these spell them once.
+#define HM_GEMM_DENSE_TEMPLATE                                                                                      \
+  class Act, class Out, int WBITS, int WKIND, int WE, int WM, int WBIAS, int ZMODE, int ZCONST, int ZGS, int SMODE, \
+      int SDT, int GS, int WARP_M, int FRAG_M, int WARP_N, int FRAG_N, int WARP_K, int BK, int STAGES, int GROUP_M,  \
+      int MIN_BLOCKS, int SWAP_N8
+#define HM_GEMM_DENSE_CONFIG                                                                                     \
+  GemmDenseConfig<Act, Out, WBITS, WKIND, WE, WM, WBIAS, ZMODE, ZCONST, ZGS, SMODE, SDT, GS, WARP_M, FRAG_M, WARP_N, \
+                  FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_N8>
+#define HM_GEMM_DENSE_BOUNDS __launch_bounds__(32 * WARP_M * WARP_N * WARP_K, MIN_BLOCKS)
+#define HM_GEMM_DENSE_PARAMS                                                                                          \
+  const void *__restrict__ a, const void *__restrict__ w, const void *__restrict__ scales,                         \
+      const void *__restrict__ zeros, const float *__restrict__ chscale, const float *__restrict__ gscale,         \
+      const void *__restrict__ bias, void *__restrict__ c, float *__restrict__ ws, int *__restrict__ counters, int m, \
+      int n, int k, int lda, int ldc, int nb64, int k_pad, int m_tiles, int n_tiles
+#define HM_GEMM_DENSE_ARGS                                                                                   \
+  GemmDenseArgs {                                                                                            \
+    a, w, scales, zeros, chscale, gscale, bias, c, ws, counters, m, n, k, lda, ldc, nb64, k_pad, m_tiles, n_tiles \
+  }
+
+// The kernel the twin instantiates.
+template <HM_GEMM_DENSE_TEMPLATE>
+__global__ void HM_GEMM_DENSE_BOUNDS gemm_dense(HM_GEMM_DENSE_PARAMS) {
+  GemmDense<HM_GEMM_DENSE_CONFIG>::run(HM_GEMM_DENSE_ARGS);
 }
 
 }  // namespace humming

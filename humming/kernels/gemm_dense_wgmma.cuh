@@ -28,10 +28,19 @@ constexpr int kWgmmaSmemAlign = 1024;
 template <class Base>
 struct WgmmaConfig : Base {
   using BaseStage = typename Base::Stage;
-  using Stage = memory::StageLayout<Base::kBM, Base::kBN, Base::kBK, Base::kWBits, BaseStage::kSRows, BaseStage::kSBytes,
-                                    BaseStage::kZRows, kWgmmaSmemAlign>;
+  using Stage = memory::StageLayout<Base::kBM, Base::kBN, Base::kBK, Base::kWBits, BaseStage::kSRows,
+                                    BaseStage::kSBytes, BaseStage::kZRows, kWgmmaSmemAlign>;
   static constexpr int kSmemBytes = Base::kStages * Stage::kBytes + kWgmmaSmemAlign;
 };
+
+// The shared pipeline with an MMA body, on the dynamic shared memory aligned up to kWgmmaSmemAlign.
+template <class Dense, class Body>
+HM_DEVICE void run_on_aligned_smem(const GemmDenseArgs& p) {
+  extern __shared__ __align__(128) char smem_raw[];
+  const u32 raw = arch::smem_u32(smem_raw);
+  const u32 pad = (kWgmmaSmemAlign - (raw & (kWgmmaSmemAlign - 1))) & (kWgmmaSmemAlign - 1);
+  Dense::template pipeline<Body>(p, smem_raw + pad);
+}
 
 template <class Cfg>
 struct GemmDenseWgmma {
@@ -111,12 +120,7 @@ struct GemmDenseWgmma {
     }
   };
 
-  static HM_DEVICE void run(const GemmDenseArgs& p) {
-    extern __shared__ __align__(128) char smem_raw[];
-    const u32 raw = arch::smem_u32(smem_raw);
-    char* smem = smem_raw + ((kWgmmaSmemAlign - (raw & (kWgmmaSmemAlign - 1))) & (kWgmmaSmemAlign - 1));
-    Dense::template pipeline<Body>(p, smem);
-  }
+  static HM_DEVICE void run(const GemmDenseArgs& p) { run_on_aligned_smem<Dense, Body>(p); }
 };
 
 // ---- the wide form: one m64 fragment per warp, wgmma N = 64..256 activation rows -----------------------------
@@ -205,45 +209,18 @@ struct GemmDenseWgmmaWide {
     }
   };
 
-  static HM_DEVICE void run(const GemmDenseArgs& p) {
-    extern __shared__ __align__(128) char smem_raw[];
-    const u32 raw = arch::smem_u32(smem_raw);
-    char* smem = smem_raw + ((kWgmmaSmemAlign - (raw & (kWgmmaSmemAlign - 1))) & (kWgmmaSmemAlign - 1));
-    Dense::template pipeline<Body>(p, smem);
-  }
+  static HM_DEVICE void run(const GemmDenseArgs& p) { run_on_aligned_smem<Dense, Body>(p); }
 };
 
-// The kernel the twin instantiates: the template arguments of gemm_dense, in the same order.
-template <class Act, class Out, int WBITS, int WKIND, int WE, int WM, int WBIAS, int ZMODE, int ZCONST, int ZGS,
-          int SMODE, int SDT, int GS, int WARP_M, int FRAG_M, int WARP_N, int FRAG_N, int WARP_K, int BK, int STAGES,
-          int GROUP_M, int MIN_BLOCKS, int SWAP_N8>
-__global__ void __launch_bounds__(32 * WARP_M * WARP_N * WARP_K, MIN_BLOCKS)
-gemm_dense_wgmma(const void* __restrict__ a, const void* __restrict__ w, const void* __restrict__ scales,
-                 const void* __restrict__ zeros, const float* __restrict__ chscale, const float* __restrict__ gscale,
-                 const void* __restrict__ bias, void* __restrict__ c, float* __restrict__ ws, int* __restrict__ counters,
-                 int m, int n, int k, int lda, int ldc, int nb64, int k_pad, int m_tiles, int n_tiles) {
-  using Cfg = GemmDenseConfig<Act, Out, WBITS, WKIND, WE, WM, WBIAS, ZMODE, ZCONST, ZGS, SMODE, SDT, GS, WARP_M, FRAG_M,
-                              WARP_N, FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_N8>;
-  const GemmDenseArgs p{a, w, scales, zeros, chscale, gscale, bias, c, ws, counters, m, n, k, lda, ldc,
-                        nb64, k_pad, m_tiles, n_tiles};
-  GemmDenseWgmma<WgmmaConfig<Cfg>>::run(p);
+// The kernels the twins instantiate: gemm_dense's template arguments and parameters (HM_GEMM_DENSE_*).
+template <HM_GEMM_DENSE_TEMPLATE>
+__global__ void HM_GEMM_DENSE_BOUNDS gemm_dense_wgmma(HM_GEMM_DENSE_PARAMS) {
+  GemmDenseWgmma<WgmmaConfig<HM_GEMM_DENSE_CONFIG>>::run(HM_GEMM_DENSE_ARGS);
 }
 
-
-// The wide form's kernel: the same template arguments and parameters.
-template <class Act, class Out, int WBITS, int WKIND, int WE, int WM, int WBIAS, int ZMODE, int ZCONST, int ZGS,
-          int SMODE, int SDT, int GS, int WARP_M, int FRAG_M, int WARP_N, int FRAG_N, int WARP_K, int BK, int STAGES,
-          int GROUP_M, int MIN_BLOCKS, int SWAP_N8>
-__global__ void __launch_bounds__(32 * WARP_M * WARP_N * WARP_K, MIN_BLOCKS)
-gemm_dense_wgmma_wide(const void* __restrict__ a, const void* __restrict__ w, const void* __restrict__ scales,
-                 const void* __restrict__ zeros, const float* __restrict__ chscale, const float* __restrict__ gscale,
-                 const void* __restrict__ bias, void* __restrict__ c, float* __restrict__ ws, int* __restrict__ counters,
-                 int m, int n, int k, int lda, int ldc, int nb64, int k_pad, int m_tiles, int n_tiles) {
-  using Cfg = GemmDenseConfig<Act, Out, WBITS, WKIND, WE, WM, WBIAS, ZMODE, ZCONST, ZGS, SMODE, SDT, GS, WARP_M, FRAG_M,
-                              WARP_N, FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_N8>;
-  const GemmDenseArgs p{a, w, scales, zeros, chscale, gscale, bias, c, ws, counters, m, n, k, lda, ldc,
-                        nb64, k_pad, m_tiles, n_tiles};
-  GemmDenseWgmmaWide<WgmmaConfig<Cfg>>::run(p);
+template <HM_GEMM_DENSE_TEMPLATE>
+__global__ void HM_GEMM_DENSE_BOUNDS gemm_dense_wgmma_wide(HM_GEMM_DENSE_PARAMS) {
+  GemmDenseWgmmaWide<WgmmaConfig<HM_GEMM_DENSE_CONFIG>>::run(HM_GEMM_DENSE_ARGS);
 }
 
 }  // namespace humming

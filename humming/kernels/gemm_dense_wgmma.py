@@ -49,6 +49,13 @@ def _wgmma_requirement(act: DType, n_values: tuple[int, ...]) -> Requirement:
                        ("the mma.sync kernel (GemmDenseSpec)",))
 
 
+def _check_rules(spec: GemmDenseSpec, rules: dict[str, tuple[bool, str]]) -> None:
+    """InvalidInputError naming the first parameter whose rule fails: {name: (holds, the rule)}."""
+    for name, (ok, rule) in rules.items():
+        if not ok:
+            raise InvalidInputError(f"{type(spec).__name__}: {name}={getattr(spec, name)}; allowed: {rule}")
+
+
 @dataclass(frozen=True)
 class GemmDenseWgmmaSpec(GemmDenseSpec):
     """One instantiation of ``humming::gemm_dense_wgmma`` (gemm_dense_wgmma.cuh); parameters as GemmDenseSpec."""
@@ -67,9 +74,7 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
             "warp_k": (self.warp_k == 1, "warp_k = 1"),
             "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0 (the wgmma kernel swaps operands by construction)"),
         }
-        for name, (ok, rule) in rules.items():
-            if not ok:
-                raise InvalidInputError(f"GemmDenseWgmmaSpec: {name}={getattr(self, name)}; allowed: {rule}")
+        _check_rules(self, rules)
 
     @classmethod
     def mma_requirement(cls, act: DType) -> Requirement:
@@ -110,9 +115,7 @@ class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
             "warp_k": (self.warp_k == 1, "warp_k = 1"),
             "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0"),
         }
-        for name, (ok, rule) in rules.items():
-            if not ok:
-                raise InvalidInputError(f"GemmDenseWgmmaWideSpec: {name}={getattr(self, name)}; allowed: {rule}")
+        _check_rules(self, rules)
 
     @classmethod
     def mma_requirement(cls, act: DType) -> Requirement:

@@ -61,63 +61,55 @@ HM_DEVICE void store_tile(const Args& p, const Acc& acc, int mt, int nt, int wm,
   }
 }
 
-// Swapped accumulators kept as they are (the wgmma kernel): d[fn][f][h][e] is column 64 (wn FN + fn) + 16 f +
-// g + 8 (e / 2) and row 8 h + 2 t + (e % 2) of the warp's 16 FRAG_M rows. Neighbouring columns sit in other
+// One output column of the swapped forms: rows row0 + 8h + e (h < NB, e < 2) take d[h][2 half + e] of an
+// accumulator row set d (a wgmma D fragment: column g + 8 half of its 16 rows). Neighbouring columns sit in other
 // lanes, so each element is stored alone (eight lanes of a row still write 16 contiguous bytes).
+template <class Cfg, class Args, int NB>
+HM_DEVICE void store_swapped_column(const Args& p, const float (&d)[NB][4], int half, int col, int row0, float gs) {
+  using Out = typename Cfg::Out;
+  if (col >= p.n) return;
+  const unsigned short* bias = static_cast<const unsigned short*>(p.bias);
+  unsigned short* c = static_cast<unsigned short*>(p.c);
+  const float s = p.chscale != nullptr ? gs * __ldg(p.chscale + col) : gs;
+  const float b = bias != nullptr ? arch::to_f32(Out{}, bias[col]) : 0.0f;
+#pragma unroll
+  for (int h = 0; h < NB; ++h)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int row = row0 + 8 * h + e;
+      if (row < p.m) c[static_cast<long long>(row) * p.ldc + col] = arch::pack1(Out{}, d[h][2 * half + e] * s + b);
+    }
+}
+
+// Swapped accumulators kept as they are (the wgmma kernel): d[fn][f][h][e] is column 64 (wn FN + fn) + 16 f +
+// g + 8 (e / 2) and row 8 h + 2 t + (e % 2) of the warp's 16 FRAG_M rows.
 template <class Cfg, class Args, int FN, int NB>
 HM_DEVICE void store_tile(const Args& p, const mma::SwapAccumulators<FN, NB>& acc, int mt, int nt, int wm, int wn,
                           int lane, float fix) {
-  using Out = typename Cfg::Out;
   const int g = lane >> 2, t = lane & 3;
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
-  const unsigned short* bias = static_cast<const unsigned short*>(p.bias);
-  unsigned short* c = static_cast<unsigned short*>(p.c);
   const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16 + 2 * t;
 #pragma unroll
   for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
     for (int f = 0; f < 4; ++f)
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int col = nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * f + g + 8 * half;
-        if (col >= p.n) continue;
-        const float s = p.chscale != nullptr ? gs * __ldg(p.chscale + col) : gs;
-        const float b = bias != nullptr ? arch::to_f32(Out{}, bias[col]) : 0.0f;
-#pragma unroll
-        for (int h = 0; h < NB; ++h)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int row = row0 + 8 * h + e;
-            if (row < p.m) c[static_cast<long long>(row) * p.ldc + col] = arch::pack1(Out{}, acc.d[fn][f][h][2 * half + e] * s + b);
-          }
-      }
+      for (int half = 0; half < 2; ++half)
+        store_swapped_column<Cfg>(p, acc.d[fn][f], half, nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * f + g + 8 * half,
+                                  row0, gs);
 }
 
-// One wgmma fragment per warp (the wide wgmma form), stored as it is: the warp's wm is 4 x (its warpgroup's
-// row block) + (its fragment f), wn its warpgroup's 64-column block; rows per warpgroup 8 NB.
+// One wgmma fragment per warp (the wide wgmma form): the warp's wm is 4 x (its warpgroup's row block) + (its
+// fragment f), wn its warpgroup's 64-column block; rows per warpgroup 8 NB.
 template <class Cfg, class Args, int NB>
 HM_DEVICE void store_tile(const Args& p, const mma::FragAccumulators<NB>& acc, int mt, int nt, int wm, int wn,
                           int lane, float fix) {
-  using Out = typename Cfg::Out;
   const int g = lane >> 2, t = lane & 3;
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
-  const unsigned short* bias = static_cast<const unsigned short*>(p.bias);
-  unsigned short* c = static_cast<unsigned short*>(p.c);
   const int row0 = mt * Cfg::kBM + (wm >> 2) * NB * 8 + 2 * t;
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int col = nt * Cfg::kBN + wn * 64 + 16 * (wm & 3) + g + 8 * half;
-    if (col >= p.n) continue;
-    const float s = p.chscale != nullptr ? gs * __ldg(p.chscale + col) : gs;
-    const float b = bias != nullptr ? arch::to_f32(Out{}, bias[col]) : 0.0f;
-#pragma unroll
-    for (int h = 0; h < NB; ++h)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int row = row0 + 8 * h + e;
-        if (row < p.m) c[static_cast<long long>(row) * p.ldc + col] = arch::pack1(Out{}, acc.d[h][2 * half + e] * s + b);
-      }
-  }
+  for (int half = 0; half < 2; ++half)
+    store_swapped_column<Cfg>(p, acc.d, half, nt * Cfg::kBN + wn * 64 + 16 * (wm & 3) + g + 8 * half, row0, gs);
 }
 
 // Add the other k-warps' accumulators into warp-k 0's (through `red`, (WARP_K-1) * BM * BN floats).
