@@ -4,7 +4,7 @@
         [--tiles "1,1,4,1,4,256,3,8,1 stream-k; 1,1,4,1,2,128,6,8,1"] [--loop 3]
 
 --tiles: semicolon-separated variants, each the nine Tile fields (warp_m, frag_m, warp_n, frag_n, warp_k, bk,
-stages, group_m, min_blocks[, swap_n8 0/1/2]) and optionally a schedule; the tuner's own plan is always timed first.
+stages, group_m, min_blocks[, swap_n8 0/1/2[, bulk_w 0/1]]) and optionally a schedule; the tuner's own plan is always timed first.
 A variant prefixed "wgmma:" or "wide:" runs that form of the wgmma kernel (gemm_dense_wgmma.cuh), else mma.sync.
 --loop N: no timing; launch the tuner's plan (or the first variant) N times, for `ncu --launch-skip`.
 Timing is bench_wna16's Timer (CUDA-graph replay, L2 flushed, median); the line shows us and % of roofline
@@ -56,10 +56,18 @@ def main() -> None:
     ap.add_argument("--loop", type=int, default=0)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--ablate", type=int, default=0, help="gemm_dense.cuh HM_ABLATE (timing experiments only)")
+    ap.add_argument("--verify", action="store_true", help="also check every variant's output against the CPU-defined "
+                    "reference (fresh inputs, poisoned output, the tolerance table)")
+    ap.add_argument("--define", default="", help="NAME=VALUE[,NAME=VALUE]: macros every variant is built with "
+                    "(the templates' experiment switches, e.g. HM_ABLATE=3)")
     args = ap.parse_args()
+    defines = [d.split("=", 1) for d in filter(None, args.define.split(","))]
     if args.ablate:
+        defines.append(["HM_ABLATE", str(args.ablate)])
+    if defines:
         plain = GemmDenseSpec.render
-        GemmDenseSpec.render = lambda self: f"#define HM_ABLATE {args.ablate}\n" + plain(self)  # type: ignore
+        prefix = "".join(f"#define {name} {value}\n" for name, value in defines)
+        GemmDenseSpec.render = lambda self: prefix + plain(self)  # type: ignore
 
     import humming.ops as hg
 
@@ -67,7 +75,8 @@ def main() -> None:
     act = dtypes.DType.parse(args.act) if hasattr(dtypes.DType, "parse") else getattr(dtypes, args.act)
     tdt = torch.float16 if act == dtypes.f16 else torch.bfloat16
     w = torch.randn(args.n, args.k, device="cuda")
-    pw = packing.pack(quantized.quantize(w, QuantFormat(fmt)), act)
+    q = quantized.quantize(w, QuantFormat(fmt))
+    pw = packing.pack(q, act)
     del w
     caps, tuner, sms = hg._device(0)
     timer = None if args.loop else Timer(args.reps)
@@ -95,6 +104,22 @@ def main() -> None:
             torch.cuda.synchronize()
             print(f"looped {args.loop} x {plans[-1].spec.tile.describe()}", flush=True)
             continue
+        def verify(plan) -> str:
+            from humming.core import reference, tolerances
+
+            xv = torch.randn(m, args.k, device="cuda").to(tdt)  # fresh inputs, poisoned output
+            cv = torch.full((m, args.n), float("nan"), device="cuda", dtype=tdt)
+            hg.launch(cv, xv, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, None, fmt, args.n, args.k, plan)
+            torch.cuda.synchronize()
+            if bool(torch.isnan(cv).any()):
+                return f"FAIL ({int(torch.isnan(cv).sum())} outputs not written)"
+            xd, wd = reference.reference_operands(xv, q)
+            try:
+                tolerances.check(cv, reference.reference_gemm(xv, q, None), xd, wd, tolerances.tolerance(act, fmt.dtype, act))
+            except AssertionError as exc:
+                return f"FAIL ({str(exc)[:160]})"
+            return "ok"
+
         roof_us = problem.bytes_moved() / bw * 1e6
         for i, plan in enumerate(plans):
             try:
@@ -104,12 +129,12 @@ def main() -> None:
                 continue
             t = plan.spec.tile
             fields = ",".join(str(v) for v in (t.warp_m, t.frag_m, t.warp_n, t.frag_n, t.warp_k, t.bk, t.stages,
-                                               t.group_m, t.min_blocks, t.swap_n8))
+                                               t.group_m, t.min_blocks, t.swap_n8, t.bulk_w))
             kind = next(k for k, v in KERNELS.items() if type(plan.spec) is v)
             print(f"{args.format:<16} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
-                  f"{kind:<5} "
+                  f"{kind:<5} {args.define:<22} "
                   f"{fields:<22} {plan.schedule:<13} grid {plan.grid:<5} {us:8.2f} us "
-                  f"{100 * roof_us / us:5.1f}% roof", flush=True)
+                  f"{100 * roof_us / us:5.1f}% roof" + (f"  verify {verify(plan)}" if args.verify else ""), flush=True)
 
 
 if __name__ == "__main__":

@@ -142,6 +142,7 @@ class MemoryFeatures:
     ldmatrix: bool | None = None  # ldmatrix.sync (sm_75+)
     stmatrix: bool | None = None  # stmatrix.sync (sm_90+)
     cp_async: bool | None = None  # cp.async / LDGSTS (sm_80+)
+    bulk_copy: bool | None = None  # cp.async.bulk: a contiguous global -> shared run completing on an mbarrier
     bulk_tensor_copy: bool | None = None  # TMA: cp.async.bulk.tensor, or a vendor's own bulk tensor copy
     bulk_tensor_copy_name: str = ""  # e.g. "cp.async.bulk.tensor" or "ppu.cp.async.aiu.bulk.tensor"
     tma_multicast: bool | None = None  # .multicast::cluster

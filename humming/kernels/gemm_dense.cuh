@@ -69,7 +69,8 @@ template <class Act_,        // f16_t | bf16_t: activation and MMA operand type
           int STAGES_,               // pipeline depth
           int GROUP_M_,              // m tiles that walk N together (L2 reuse at large M)
           int MIN_BLOCKS_,           // CTAs per SM the register budget is made for
-          int SWAP_N8_>              // 0: plain operands | 1, 2: swapped, this many n8 fragments of M
+          int SWAP_N8_,              // 0: plain operands | 1, 2: swapped, this many n8 fragments of M
+          int BULK_W_>               // 1: weights through the bulk copy engine (sm_90+) | 0: per-thread cp.async
 struct GemmDenseConfig {
   using Act = Act_;
   using Out = Out_;
@@ -97,7 +98,13 @@ struct GemmDenseConfig {
                                     dequant::ScaleBytes<kSDT>::value,
                                     (kZMode == kZeroGroup ? (kZGS == 0 || kZGS >= kBK ? 1 : kBK / kZGS) : 0)>;
   static constexpr int kRedBytes = kWarpK > 1 ? (kWarpK - 1) * kBM * kBN * 4 : 0;
-  static constexpr int kSmemBytes = kStages * Stage::kBytes + kRedBytes;
+  // Weights through the bulk copy engine: one 8-byte mbarrier per stage after the reduction buffer.
+  static constexpr bool kBulkWeights = BULK_W_ != 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  static_assert(!kBulkWeights, "bulk weight copies need cp.async.bulk (sm_90+)");
+#endif
+  static constexpr int kBarrierBytes = kBulkWeights ? 8 * kStages : 0;
+  static constexpr int kSmemBytes = kStages * Stage::kBytes + kRedBytes + kBarrierBytes;
 };
 
 // Kernel arguments, in launch order (also the extern "C" signature the twin renders).
@@ -133,7 +140,8 @@ struct GemmDense {
 
   // ---- loads -------------------------------------------------------------------------------------------
   static constexpr int kZRowK = Cfg::kZGS;  // 0: one zero row for all of K
-  using WLoader = memory::WeightLoader<Cfg::kThreads, Stage>;
+  using WLoader = typename Select<Cfg::kBulkWeights, memory::BulkWeightLoader<Stage>,
+                                  memory::WeightLoader<Cfg::kThreads, Stage>>::type;
   using ALoader = memory::ActivationLoader<Cfg::kThreads, Stage>;
   using SLoader = memory::RowLoader<Cfg::kThreads, (Stage::kSRows > 0 ? Stage::kSRows : 1), BN * Stage::kSBytes, BK,
                                     (Cfg::kSMode == kScaleGroup ? Cfg::kGS : 0)>;
@@ -155,9 +163,13 @@ struct GemmDense {
       if constexpr (Stage::kZRows > 0) z.set_tile(p.zeros, p.nb64 * 64 * 2, nt * BN * 2, p.nb64 * 64 * 2);
     }
 
-    HM_DEVICE void load(char* smem, int stage, int kt, u64 pol_w) const {
+    // bar: the stage's mbarrier (bulk weight copies only).
+    HM_DEVICE void load(char* smem, int stage, int kt, u64 pol_w, u32 bar) const {
       const u32 base = arch::smem_u32(smem + stage * Stage::kBytes);
-      w.load(base + Stage::kW, kt, pol_w);
+      if constexpr (Cfg::kBulkWeights)
+        w.load(base + Stage::kW, kt, pol_w, bar);
+      else
+        w.load(base + Stage::kW, kt, pol_w);
       a.load(base + Stage::kA, kt);
       if constexpr (Stage::kSRows > 0) s.load(base + Stage::kS, kt, pol_w);
       if constexpr (Stage::kZRows > 0) z.load(base + Stage::kZ, kt, pol_w);
@@ -379,10 +391,10 @@ namespace humming {
 #define HM_GEMM_DENSE_TEMPLATE                                                                                      \
   class Act, class Out, int WBITS, int WKIND, int WE, int WM, int WBIAS, int ZMODE, int ZCONST, int ZGS, int SMODE, \
       int SDT, int GS, int WARP_M, int FRAG_M, int WARP_N, int FRAG_N, int WARP_K, int BK, int STAGES, int GROUP_M,  \
-      int MIN_BLOCKS, int SWAP_N8
+      int MIN_BLOCKS, int SWAP_N8, int BULK_W
 #define HM_GEMM_DENSE_CONFIG                                                                                     \
   GemmDenseConfig<Act, Out, WBITS, WKIND, WE, WM, WBIAS, ZMODE, ZCONST, ZGS, SMODE, SDT, GS, WARP_M, FRAG_M, WARP_N, \
-                  FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_N8>
+                  FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_N8, BULK_W>
 #define HM_GEMM_DENSE_BOUNDS __launch_bounds__(32 * WARP_M * WARP_N * WARP_K, MIN_BLOCKS)
 #define HM_GEMM_DENSE_PARAMS                                                                                          \
   const void *__restrict__ a, const void *__restrict__ w, const void *__restrict__ scales,                         \

@@ -106,6 +106,7 @@ class Tile:
     group_m: int = 8
     min_blocks: int = 1
     swap_n8: int = 0  # 1 or 2: weights as the MMA's m16 operand, this many n8 fragments of M (M <= 8 or 16)
+    bulk_w: int = 0  # 1: weights through the bulk copy engine (needs memory.bulk_copy), 0: per-thread cp.async
 
     @property
     def block_m(self) -> int:
@@ -122,7 +123,8 @@ class Tile:
     def describe(self) -> str:
         return (f"{self.block_m}x{self.block_n}x{self.bk} tile, {self.threads // 32} warps "
                 f"({self.warp_m}x{self.warp_n}x{self.warp_k} along M/N/K), {self.stages} stages"
-                + (f", swapped operands (M <= {8 * self.swap_n8})" if self.swap_n8 else ""))
+                + (f", swapped operands (M <= {8 * self.swap_n8})" if self.swap_n8 else "")
+                + (", bulk weight copies" if self.bulk_w else ""))
 
 
 def _act_cpp(d: DType) -> str:
@@ -136,6 +138,14 @@ def _mma_requirement(act: DType) -> Requirement:
 
     alternatives = ("f16 activations",) if act is dtypes.bf16 else ()
     return Requirement(f"mma.sync m16n8k16 (or m16n8k8) {act} x {act} -> f32", check, alternatives)
+
+
+def _bulk_copy_requirement() -> Requirement:
+    def check(caps: DeviceCapabilities) -> bool | None:
+        return caps.memory.bulk_copy
+
+    return Requirement("bulk global-to-shared copies completing on an mbarrier (memory.bulk_copy)", check,
+                       ("bulk_w=0 (every thread copies 16 bytes with cp.async)",))
 
 
 @dataclass(frozen=True)
@@ -172,6 +182,9 @@ class GemmDenseSpec(KernelSpec):
     swap_n8: int = param(default=0, allowed=(0, 1, 2),
                          doc="0: plain operands; 1 or 2: weights as the m16 MMA operand and this many n8 fragments "
                              "of activations (M <= 8 or 16)")
+    bulk_w: int = param(default=0, allowed=(0, 1),
+                        doc="1: weight rows through the bulk copy engine (one copy per k16 row of a stage, completing "
+                            "on an mbarrier); 0: 16-byte cp.async by every thread")
 
     @classmethod
     def build(cls, target: Target, act: DType, out: DType, decode: DecodeParams, tile: Tile) -> "GemmDenseSpec":
@@ -181,12 +194,12 @@ class GemmDenseSpec(KernelSpec):
                    zgs=decode.zgs, smode=decode.smode, sdt=decode.sdt, gs=decode.gs,
                    warp_m=tile.warp_m, frag_m=tile.frag_m, warp_n=tile.warp_n, frag_n=tile.frag_n,
                    warp_k=tile.warp_k, bk=tile.bk, stages=tile.stages, group_m=tile.group_m,
-                   min_blocks=tile.min_blocks, swap_n8=tile.swap_n8)
+                   min_blocks=tile.min_blocks, swap_n8=tile.swap_n8, bulk_w=tile.bulk_w)
 
     @property
     def tile(self) -> Tile:
         return Tile(self.warp_m, self.frag_m, self.warp_n, self.frag_n, self.warp_k, self.bk, self.stages,
-                    self.group_m, self.min_blocks, self.swap_n8)
+                    self.group_m, self.min_blocks, self.swap_n8, self.bulk_w)
 
     @property
     def decode(self) -> DecodeParams:
@@ -234,6 +247,8 @@ class GemmDenseSpec(KernelSpec):
             return None if limit is None else smem <= limit
 
         reqs = [self.mma_requirement(self.act)]
+        if self.bulk_w:
+            reqs.append(_bulk_copy_requirement())
         if self.out is dtypes.bf16 and self.act is not dtypes.bf16:
             reqs.append(_mma_requirement(dtypes.bf16))  # bf16 conversions come with bf16 MMA (sm_80)
         return (*reqs,
@@ -251,7 +266,8 @@ class GemmDenseSpec(KernelSpec):
         zrows = (1 if self.zgs == 0 or self.zgs >= t.bk else t.bk // self.zgs) if self.zmode is ZeroMode.ROWS else 0
         stage = r(r(r(r(w) + a) + srows * t.block_n * sbytes) + zrows * t.block_n * 2)
         red = (t.warp_k - 1) * t.block_m * t.block_n * 4 if t.warp_k > 1 else 0
-        return t.stages * stage + red
+        barriers = 8 * t.stages if self.bulk_w else 0  # one mbarrier per stage
+        return t.stages * stage + red + barriers
 
     def exports(self) -> dict[str, str]:
         cfg = (f"humming::GemmDenseConfig<{self.cpp_args()}>")

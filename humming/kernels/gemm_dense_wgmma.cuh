@@ -30,7 +30,7 @@ struct WgmmaConfig : Base {
   using BaseStage = typename Base::Stage;
   using Stage = memory::StageLayout<Base::kBM, Base::kBN, Base::kBK, Base::kWBits, BaseStage::kSRows,
                                     BaseStage::kSBytes, BaseStage::kZRows, kWgmmaSmemAlign>;
-  static constexpr int kSmemBytes = Base::kStages * Stage::kBytes + kWgmmaSmemAlign;
+  static constexpr int kSmemBytes = Base::kStages * Stage::kBytes + Base::kBarrierBytes + kWgmmaSmemAlign;
 };
 
 // The shared pipeline with an MMA body, on the dynamic shared memory aligned up to kWgmmaSmemAlign.
@@ -55,7 +55,7 @@ struct GemmDenseWgmma {
   static_assert(!Cfg::kSwapAB && Cfg::kFragN == 1 && Cfg::kWarpK == 1,
                 "the wgmma kernel takes one n64 block per warp and no k-warps (swapping is built in)");
   static_assert(Cfg::kWarpN % 4 == 0, "warps along N come in warpgroups of four");
-  static_assert(TOK == 32 || TOK == 64, "wgmma N (activation rows per warpgroup) is 32 or 64");
+  static_assert(TOK == 16 || TOK == 32 || TOK == 64, "wgmma N (activation rows per warpgroup) is 16, 32 or 64");
   static_assert(BK == 64, "one 128-byte swizzle atom along K per stage");
   static_assert(Stage::kA % kWgmmaSmemAlign == 0 && Stage::kBytes % kWgmmaSmemAlign == 0,
                 "activation tiles must start on 1024-byte boundaries");

@@ -23,7 +23,7 @@ from humming.kernels.gemm_dense import GemmDenseSpec, Tile
 #: The kernel aligns its dynamic shared memory to the 128-byte swizzle atom (1024 bytes) at run time.
 SMEM_ALIGN = 1024
 #: wgmma N choices the arch layer instantiates (humming/arch/wgmma.cuh): activation rows per warpgroup.
-TOKENS_PER_WARPGROUP = (32, 64)
+TOKENS_PER_WARPGROUP = (16, 32, 64)
 
 
 def wgmma_tile(warpgroups_n: int, warpgroups_m: int, tokens: int, stages: int, min_blocks: int = 1,
@@ -81,9 +81,10 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
         return _wgmma_requirement(act, TOKENS_PER_WARPGROUP)
 
     def smem_bytes(self) -> int:
-        # gemm_dense's stage rounded up to the 1024-byte atoms, plus the run-time alignment slack.
-        per_stage = super().smem_bytes() // self.stages
-        return self.stages * (-(-per_stage // SMEM_ALIGN) * SMEM_ALIGN) + SMEM_ALIGN
+        # gemm_dense's stage rounded up to the 1024-byte atoms, its barriers, and the run-time alignment slack.
+        barriers = 8 * self.stages if self.bulk_w else 0
+        per_stage = (super().smem_bytes() - barriers) // self.stages
+        return self.stages * (-(-per_stage // SMEM_ALIGN) * SMEM_ALIGN) + barriers + SMEM_ALIGN
 
     def exports(self) -> dict[str, str]:
         cfg = f"humming::WgmmaConfig<humming::GemmDenseConfig<{self.cpp_args()}>>"
@@ -110,7 +111,7 @@ class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
             "warp_m": (self.warp_m in (4, 8), "warp_m = 4 or 8 (whole warpgroups of fragment warps along M)"),
             "frag_m": (64 * self.frag_m in WIDE_TOKENS_PER_WARPGROUP,
                        f"frag_m in {[n // 64 for n in WIDE_TOKENS_PER_WARPGROUP]} (wgmma N = 64 frag_m)"),
-            "warp_n": (self.warp_n in (1, 2), "warp_n = 1 or 2 (warpgroups along N)"),
+            "warp_n": (self.warp_n in (1, 2, 4), "warp_n = 1, 2 or 4 (warpgroups along N)"),
             "frag_n": (self.frag_n == 1, "frag_n = 1"),
             "warp_k": (self.warp_k == 1, "warp_k = 1"),
             "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0"),

@@ -226,7 +226,7 @@ def test_the_wgmma_twin_refuses_tiles_its_template_cannot_run() -> None:
     wide = wide_tile(2, 1, 256, 5)
     GemmDenseWgmmaWideSpec.build(t, dtypes.bf16, dtypes.bf16, d, wide)
     for bad, rule in ((replace(wide, warp_m=2), "warp_m=2"), (replace(wide, frag_m=3), "frag_m=3"),
-                      (replace(wide, warp_n=4), "warp_n=4"), (replace(wide, bk=128), "bk=128")):
+                      (replace(wide, warp_n=8), "warp_n=8"), (replace(wide, bk=128), "bk=128")):
         with pytest.raises(InvalidInputError, match=rule):
             GemmDenseWgmmaWideSpec.build(t, dtypes.bf16, dtypes.bf16, d, bad)
 
@@ -240,3 +240,30 @@ def test_an_nvrtc_that_miscompiles_wgmma_falls_back_to_mma_sync_and_says_why(mon
     assert any("NVRTC 13.0 miscompiles" in r and "pip install -U nvidia-cuda-nvrtc" in r for r in old.reasons)
     monkeypatch.setattr(tuning, "nvrtc_version", lambda: (13, 5))
     assert type(tuning.TUNER.plan(problem, caps, 132).spec) is GemmDenseWgmmaWideSpec
+
+
+def test_bulk_weight_copies_need_the_bulk_copy_engine_and_replace_the_per_thread_weight_copies(tmp_path: Path) -> None:
+    d = DecodeParams.of(W4)
+    tile = Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1, bulk_w=1)
+    ampere = archs.capabilities("sm_80")
+    with pytest.raises(UnsupportedError, match=r"memory\.bulk_copy"):
+        GemmDenseSpec.build(ampere.target, dtypes.bf16, dtypes.bf16, d, tile).check_supported(ampere)
+    hopper = archs.capabilities("sm_90a")
+    plain = GemmDenseSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d, replace(tile, bulk_w=0))
+    bulk = GemmDenseSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d, tile)
+    bulk.check_supported(hopper)
+    assert bulk.smem_bytes() == plain.smem_bytes() + 8 * tile.stages  # one mbarrier per stage
+    tool = _nvdisasm()
+    if tool is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    counts = {}
+    for name, spec in (("plain", plain), ("bulk", bulk)):
+        (kernel,) = compile_many([spec])
+        assert kernel.exports["smem_bytes"] == spec.smem_bytes()
+        cubin = tmp_path / f"{name}.cubin"
+        cubin.write_bytes(kernel.binary)
+        sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+        counts[name] = (len(re.findall(r"\bUBLKCP\b", sass)), len(re.findall(r"\bLDGSTS\b", sass)))
+    # the bulk kernel issues bulk copies, and the weight chunks' LDGSTS (8 a thread and stage here) are gone
+    assert counts["plain"][0] == 0 and counts["bulk"][0] > 0, counts
+    assert counts["bulk"][1] < counts["plain"][1], counts

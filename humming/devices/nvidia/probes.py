@@ -378,6 +378,10 @@ FEATURE_PROBES: dict[str, str] = {
                 '"r"((unsigned)__cvta_generic_to_shared(s)), "r"(o[1]));',
     "cp_async": '__shared__ unsigned s[64]; asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: '
                 '"r"((unsigned)__cvta_generic_to_shared(s)), "l"(o));',
+    "bulk_copy": '__shared__ alignas(128) unsigned s[64]; __shared__ unsigned long long bar; asm volatile('
+                 '"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 16, [%2];" :: '
+                 '"r"((unsigned)__cvta_generic_to_shared(s)), "l"(o), "r"((unsigned)__cvta_generic_to_shared(&bar)) '
+                 ': "memory");',
     "bulk_tensor_copy": '__shared__ alignas(128) unsigned s[64]; __shared__ unsigned long long bar; asm volatile('
                         '"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, '
                         '%2}], [%3];" :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"(o), "r"(0), '

@@ -6,6 +6,7 @@
 // Every copy is 16 bytes. Rows past M are not loaded (their results are never stored); activation chunks
 // past K are stored as zeros (the packed K is padded with zero weights, and 0 * garbage could be NaN).
 #pragma once
+#include <humming/arch/bulk.cuh>
 #include <humming/arch/memory.cuh>
 #include <humming/arch/types.cuh>
 #include <humming/mma/fragments.cuh>
@@ -63,6 +64,36 @@ struct WeightLoader {
 #pragma unroll
     for (int i = 0; i < PER; ++i)
       if (ok[i]) arch::cp_async16(dst + (threadIdx.x + i * THREADS) * 16, src + off[i], pol);
+  }
+};
+
+// The weight rows of a stage through the bulk copy engine (sm_90+, arch/bulk.cuh): each of the BK/16 rows of a
+// stage is one contiguous global run, so it is one bulk copy, issued by a lane of warp 0 and completing on the
+// stage's barrier; no other thread spends an instruction on weights. Rows of a tile past N copy fewer bytes.
+template <class Stage>
+struct BulkWeightLoader {
+  static constexpr int ROWS = Stage::BK / 16;
+  static constexpr int NB = Stage::BN / 64;
+  static constexpr int kRowBytes = NB * Stage::kBlockBytes;  // a full row in shared memory
+  const char* base;       // the tile's row 0 at kt = 0
+  long long stage_bytes;  // global bytes between consecutive k stages
+  long long row_stride;   // global bytes between the k16 rows of a stage
+  u32 row_bytes;          // bytes copied per row (less than kRowBytes in a tile past N)
+
+  HM_DEVICE void set_tile(const void* w, int nt, int nb64) {
+    base = static_cast<const char*>(w) + static_cast<long long>(nt) * NB * Stage::kBlockBytes;
+    row_stride = static_cast<long long>(nb64) * Stage::kBlockBytes;
+    stage_bytes = ROWS * row_stride;
+    row_bytes = static_cast<u32>(min(NB, nb64 - nt * NB) * Stage::kBlockBytes);
+  }
+
+  HM_DEVICE void load(u32 dst, int kt, u64 pol, u32 bar) const {
+    if (threadIdx.x >= 32) return;
+    if (threadIdx.x == 0) arch::mbarrier_arrive_expect_tx(bar, ROWS * row_bytes);
+    __syncwarp();
+    const char* src = base + kt * stage_bytes;
+    for (int r = threadIdx.x; r < ROWS; r += 32)
+      arch::bulk_copy_g2s(dst + r * kRowBytes, src + r * row_stride, row_bytes, bar, pol);
   }
 };
 

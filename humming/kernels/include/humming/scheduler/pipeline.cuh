@@ -36,6 +36,15 @@ HM_DEVICE void pipeline(const Args& p, char* smem) {
   if (begin >= end) return;
 
   const u64 pol_w = arch::policy_evict_first();
+  // Bulk weight copies complete on one mbarrier per stage (after the stages and the reduction buffer); the
+  // compute cursor waits for the phase of the stage's current use (parity flips each time the ring wraps).
+  const u32 bars = arch::smem_u32(smem + Kernel::S * Kernel::Stage::kBytes + Cfg::kRedBytes);
+  if constexpr (Cfg::kBulkWeights) {
+    if (tid == 0)
+      for (int s = 0; s < Kernel::S; ++s) arch::mbarrier_init(bars + 8 * s, 1);
+    __syncthreads();
+  }
+  u32 parity = 0;
 
   // Load cursor (runs D iterations ahead) and compute cursor, both as (tile, kt): no divisions inside.
   int l_tile = static_cast<int>(begin / k_iters);
@@ -48,7 +57,7 @@ HM_DEVICE void pipeline(const Args& p, char* smem) {
   // One commit group per call, empty past the end, so that cp_async_wait<D - 1> always means "stage ready".
   auto load_next = [&]() {
     if (l_it < end) {
-      ld.load(smem, l_stage, l_kt, pol_w);
+      ld.load(smem, l_stage, l_kt, pol_w, bars + 8 * l_stage);
       ++l_it;
       if (++l_kt == k_iters && l_it < end) {
         l_kt = 0;
@@ -70,11 +79,15 @@ HM_DEVICE void pipeline(const Args& p, char* smem) {
     const long long seg_end = min(end, static_cast<long long>(c_tile + 1) * k_iters);
     for (; it < seg_end; ++it) {
       arch::cp_async_wait<D - 1>();
+      if constexpr (Cfg::kBulkWeights) arch::mbarrier_wait(bars + 8 * stage, parity);
       body.after_wait();
       __syncthreads();
       load_next();  // before the MMAs: loads issued after them measured no faster (wgmma, H200)
       body.compute(smem + stage * Kernel::Stage::kBytes, wm, wn, wk, lane);
-      if (++stage == Kernel::S) stage = 0;
+      if (++stage == Kernel::S) {
+        stage = 0;
+        parity ^= 1;
+      }
     }
     int mt, nt;
     scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);

@@ -35,11 +35,31 @@ HM_DEVICE u64 wgmma_desc_sw128(u32 smem_addr) {
          (static_cast<u64>(1024 >> 4) << 32) | (static_cast<u64>(1) << 62);
 }
 
-// D[64 x N] += A[64 x 16] (registers) x B[16 x N] (shared, K-major, 128-byte swizzle), N = 32, 64, 128, 256:
+// D[64 x N] += A[64 x 16] (registers) x B[16 x N] (shared, K-major, 128-byte swizzle), N = 16, 32, 64, 128, 256:
 // operands are D (N/2 registers), then a0..a3, the B descriptor and the scale-d flag (1: accumulate). The asm
 // strings are spelled out (operand numbers must be literals); each shape differs only in its register count.
 template <int N>
 struct WgmmaRS;
+
+template <>
+struct WgmmaRS<16> {
+  template <class Act>
+  static HM_DEVICE void run(Act, float (&d)[8], const u32 (&a)[4], u64 b_desc) {
+    if constexpr (ActTraits<Act>::mantissa == 10) {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1));
+    } else {
+      asm volatile(
+          "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b_desc), "r"(1));
+    }
+  }
+};
 
 template <>
 struct WgmmaRS<32> {
