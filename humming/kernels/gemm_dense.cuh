@@ -166,10 +166,7 @@ struct GemmDense {
     // bar: the stage's mbarrier (bulk weight copies only).
     HM_DEVICE void load(char* smem, int stage, int kt, u64 pol_w, u32 bar) const {
       const u32 base = arch::smem_u32(smem + stage * Stage::kBytes);
-      if constexpr (Cfg::kBulkWeights)
-        w.load(base + Stage::kW, kt, pol_w, bar);
-      else
-        w.load(base + Stage::kW, kt, pol_w);
+      w.load(base + Stage::kW, kt, pol_w, bar);
       a.load(base + Stage::kA, kt);
       if constexpr (Stage::kSRows > 0) s.load(base + Stage::kS, kt, pol_w);
       if constexpr (Stage::kZRows > 0) z.load(base + Stage::kZ, kt, pol_w);

@@ -266,8 +266,11 @@ class GemmDenseSpec(KernelSpec):
         zrows = (1 if self.zgs == 0 or self.zgs >= t.bk else t.bk // self.zgs) if self.zmode is ZeroMode.ROWS else 0
         stage = r(r(r(r(w) + a) + srows * t.block_n * sbytes) + zrows * t.block_n * 2)
         red = (t.warp_k - 1) * t.block_m * t.block_n * 4 if t.warp_k > 1 else 0
-        barriers = 8 * t.stages if self.bulk_w else 0  # one mbarrier per stage
-        return t.stages * stage + red + barriers
+        return t.stages * stage + red + self.barrier_bytes()
+
+    def barrier_bytes(self) -> int:
+        """Shared memory of the bulk weight copies' mbarriers (one per stage), after everything else."""
+        return 8 * self.stages if self.bulk_w else 0
 
     def exports(self) -> dict[str, str]:
         cfg = (f"humming::GemmDenseConfig<{self.cpp_args()}>")

@@ -82,7 +82,7 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
 
     def smem_bytes(self) -> int:
         # gemm_dense's stage rounded up to the 1024-byte atoms, its barriers, and the run-time alignment slack.
-        barriers = 8 * self.stages if self.bulk_w else 0
+        barriers = self.barrier_bytes()
         per_stage = (super().smem_bytes() - barriers) // self.stages
         return self.stages * (-(-per_stage // SMEM_ALIGN) * SMEM_ALIGN) + barriers + SMEM_ALIGN
 

@@ -59,7 +59,8 @@ struct WeightLoader {
     }
   }
 
-  HM_DEVICE void load(u32 dst, int kt, u64 pol) const {
+  // bar: unused here (the bulk loader's stage barrier; both loaders take the same arguments).
+  HM_DEVICE void load(u32 dst, int kt, u64 pol, u32 /*bar*/) const {
     const char* src = base + kt * stage_bytes;
 #pragma unroll
     for (int i = 0; i < PER; ++i)
