@@ -2,8 +2,8 @@
 
     PYTHONPATH=. python3 benchmarks/bench_wna16.py [--quick] [--sweep] [--json FILE]
 
-Timing: each kernel is captured once in a CUDA graph; every sample writes a 512 MB buffer (L2 flushed), then
-times one replay with CUDA events; the median of --reps samples is reported. The roofline is the fewest bytes
+Timing: each kernel is captured once in a CUDA graph; every sample reads a 512 MB buffer (L2 flushed, left
+clean: --flush write writes it instead, as before 2026-12-03, and leaves ~50 MB of dirty lines), then times one replay with CUDA events; the median of --reps samples is reported. The roofline is the fewest bytes
 the problem must move (canonical weight codes, scales and zero points, activations, output; GemmProblem.
 bytes_moved) over the device-to-device copy bandwidth measured at the start of the same run (read + written
 bytes over time), or the FLOPs over the bf16 rate cuBLAS reaches on 8192^3 in this run, whichever is larger.
@@ -54,13 +54,26 @@ SWEEP = {
 
 
 class Timer:
-    """CUDA-graph replays with the L2 flushed before each, median of ``reps``."""
+    """CUDA-graph replays with the L2 flushed before each, median of ``reps``.
 
-    def __init__(self, reps: int) -> None:
+    ``flush="read"`` (the default) evicts the L2 by reading a 512 MB buffer, so the timed kernel starts with an
+    L2 of clean lines it does not need. ``flush="write"`` (this script's method before 2026-12-03) writes the
+    buffer instead: the L2 is then full of dirty lines (its whole ~50 MB) that the timed kernel's own misses
+    must write back to memory, which bills a memory-bound kernel for up to 50 MB of traffic it never caused."""
+
+    def __init__(self, reps: int, flush: str = "read") -> None:
+        if flush not in ("read", "write"):
+            raise ValueError(f"flush={flush!r}; allowed: read, write")
         self.reps = reps
-        self.flush_buf = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
-
+        self.flush = flush
+        self.flush_buf = torch.ones(128 << 20, dtype=torch.float32, device="cuda")  # 512 MB, > 10x the L2
         self.stream = torch.cuda.Stream()
+
+    def _flush(self, i: int) -> None:
+        if self.flush == "read":
+            torch.sum(self.flush_buf)
+        else:
+            self.flush_buf.fill_(float(i & 0xFF))
 
     def __call__(self, fn) -> float:
         with torch.cuda.stream(self.stream):  # warm on the capture stream too (per-stream workspaces)
@@ -75,12 +88,21 @@ class Timer:
         starts = [torch.cuda.Event(enable_timing=True) for _ in range(self.reps)]
         ends = [torch.cuda.Event(enable_timing=True) for _ in range(self.reps)]
         for i in range(self.reps):
-            self.flush_buf.fill_(i & 0xFF)
+            self._flush(i)
             starts[i].record()
             g.replay()
             ends[i].record()
         torch.cuda.synchronize()
         return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends))
+
+
+def read_bandwidth(timer: Timer, nbytes: int = 256 << 20) -> float:
+    """Bytes per second of a read-only pass (torch.sum over ``nbytes`` of float32 data, one tiny write): the
+    floor a weight-streaming kernel of that size could reach under this timer."""
+    a = torch.rand(nbytes // 4, device="cuda")
+    us = timer(lambda: torch.sum(a))
+    del a
+    return nbytes / (us * 1e-6)
 
 
 def copy_bandwidth(timer: Timer) -> float:
@@ -252,6 +274,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="W4A16 on the large shapes at M = 1, 16, 64, 1024 only")
     ap.add_argument("--sweep", action="store_true", help="also time tile variants and print the fastest")
     ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--flush", default="read", choices=("read", "write"), help="how the L2 is flushed before each sample")
     ap.add_argument("--formats", default="all", help="comma list of format ids, or all")
     ap.add_argument("--json", default="")
     ap.add_argument("--no-baselines", action="store_true", help="skip the cuBLAS and FP8 timings")
@@ -285,11 +308,12 @@ def main() -> None:
     if args.check:
         check_isolated(only)
         return
-    timer = Timer(args.reps)
+    timer = Timer(args.reps, args.flush)
     t0 = time.time()
     bw = copy_bandwidth(timer)
     rate = bf16_rate(timer)
-    print(f"copy bandwidth {bw / 1e12:.3f} TB/s, cuBLAS bf16 8192^3 {rate / 1e12:.0f} TFLOP/s "
+    print(f"copy bandwidth {bw / 1e12:.3f} TB/s (read-only pass {read_bandwidth(timer) / 1e12:.3f} TB/s, L2 flush by "
+          f"{args.flush}), cuBLAS bf16 8192^3 {rate / 1e12:.0f} TFLOP/s "
           f"({torch.cuda.get_device_name()}, torch {torch.__version__})", flush=True)
 
     def roof(p: GemmProblem) -> float:

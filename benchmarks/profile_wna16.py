@@ -22,7 +22,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_wna16 import FORMATS, Timer, copy_bandwidth  # noqa: E402
+from bench_wna16 import FORMATS, Timer, copy_bandwidth, read_bandwidth  # noqa: E402
 
 from humming.core import dtypes, packing, quantized  # noqa: E402
 from humming.core.build import compile_many  # noqa: E402
@@ -55,6 +55,7 @@ def main() -> None:
     ap.add_argument("--tiles", default="")
     ap.add_argument("--loop", type=int, default=0)
     ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--flush", default="read", choices=("read", "write"), help="how the L2 is flushed (bench_wna16.Timer)")
     ap.add_argument("--ablate", type=int, default=0, help="gemm_dense.cuh HM_ABLATE (timing experiments only)")
     ap.add_argument("--verify", action="store_true", help="also check every variant's output against the CPU-defined "
                     "reference (fresh inputs, poisoned output, the tolerance table)")
@@ -79,8 +80,11 @@ def main() -> None:
     pw = packing.pack(q, act)
     del w
     caps, tuner, sms = hg._device(0)
-    timer = None if args.loop else Timer(args.reps)
+    timer = None if args.loop else Timer(args.reps, args.flush)
     bw = copy_bandwidth(timer) if timer else 0.0
+    if timer:
+        print(f"copy bandwidth {bw / 1e12:.3f} TB/s, read-only pass {read_bandwidth(timer) / 1e12:.3f} TB/s "
+              f"(L2 flush by {args.flush})", flush=True)
     for m in (int(v) for v in args.m.split(",")):
         x = torch.randn(m, args.k, device="cuda").to(tdt)
         out = torch.empty(m, args.n, device="cuda", dtype=tdt)
