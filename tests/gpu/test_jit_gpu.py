@@ -102,7 +102,10 @@ def test_a_compiled_kernel_runs_from_the_cache_in_a_fresh_process(device, tmp_pa
         cache.clear_memo()
         compile_spec(ToyAxpySpec(target=device.target, vec=4, block=256))
         cache.clear_memo()
-    env = dict(os.environ, HUMMING_CACHE_DIR=str(tmp_path), PYTHONPATH=str(REPO))
+    # Keep the parent's PYTHONPATH after the repository: a carried NVRTC wheel found through it is part of the
+    # cache key, and a child that cannot see it would key (and miss) on another NVRTC.
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, HUMMING_CACHE_DIR=str(tmp_path), PYTHONPATH=path)
     done = subprocess.run([sys.executable, "-c", _FRESH], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout.strip().splitlines()[-1])
