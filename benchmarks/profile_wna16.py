@@ -4,7 +4,7 @@
         [--tiles "1,1,4,1,4,256,3,8,1 stream-k; 1,1,4,1,2,128,6,8,1"] [--loop 3]
 
 --tiles: semicolon-separated variants, each the nine Tile fields (warp_m, frag_m, warp_n, frag_n, warp_k, bk,
-stages, group_m, min_blocks[, swap_n8 0/1/2[, bulk_w 0/1]]) and optionally a schedule; the tuner's own plan is always timed first.
+stages, group_m, min_blocks[, swap_n8 0/1/2[, bulk_w 0/1[, producer 0/1]]]) and optionally a schedule; the tuner's own plan is always timed first.
 A variant prefixed "wgmma:" or "wide:" runs that form of the wgmma kernel (gemm_dense_wgmma.cuh), else mma.sync.
 --loop N: no timing; launch the tuner's plan (or the first variant) N times, for `ncu --launch-skip`.
 Timing is bench_wna16's Timer (CUDA-graph replay, L2 flushed, median); the line shows us and % of roofline
@@ -133,7 +133,7 @@ def main() -> None:
                 continue
             t = plan.spec.tile
             fields = ",".join(str(v) for v in (t.warp_m, t.frag_m, t.warp_n, t.frag_n, t.warp_k, t.bk, t.stages,
-                                               t.group_m, t.min_blocks, t.swap_n8, t.bulk_w))
+                                               t.group_m, t.min_blocks, t.swap_n8, t.bulk_w, t.producer))
             kind = next(k for k, v in KERNELS.items() if type(plan.spec) is v)
             print(f"{args.format:<16} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
                   f"{kind:<5} {args.define:<22} "

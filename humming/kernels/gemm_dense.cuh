@@ -70,7 +70,8 @@ template <class Act_,        // f16_t | bf16_t: activation and MMA operand type
           int GROUP_M_,              // m tiles that walk N together (L2 reuse at large M)
           int MIN_BLOCKS_,           // CTAs per SM the register budget is made for
           int SWAP_N8_,              // 0: plain operands | 1, 2: swapped, this many n8 fragments of M
-          int BULK_W_>               // 1: weights through the bulk copy engine (sm_90+) | 0: per-thread cp.async
+          int BULK_W_,               // 1: weights through the bulk copy engine (sm_90+) | 0: per-thread cp.async
+          int PRODUCER_>             // 1: one extra warp issues every copy; stages hand over on mbarriers (sm_80+)
 struct GemmDenseConfig {
   using Act = Act_;
   using Out = Out_;
@@ -103,8 +104,21 @@ struct GemmDenseConfig {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   static_assert(!kBulkWeights, "bulk weight copies need cp.async.bulk (sm_90+)");
 #endif
-  static constexpr int kBarrierBytes = kBulkWeights ? 8 * kStages : 0;
+  // A producer warp after the compute warps issues every copy; stages hand over on mbarriers (pipeline.cuh).
+  static constexpr bool kProducer = PRODUCER_ != 0;
+  static_assert(!(kProducer && kBulkWeights), "the producer warp copies the weights itself");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  static_assert(!kProducer, "the producer warp needs cp.async and mbarriers (sm_80+)");
+#endif
+  static constexpr int kCtaThreads = kThreads + (kProducer ? 32 : 0);
+  static constexpr int kBarrierBytes = kBulkWeights ? 8 * kStages : (kProducer ? 16 * kStages : 0);
   static constexpr int kSmemBytes = kStages * Stage::kBytes + kRedBytes + kBarrierBytes;
+
+  // A barrier among the compute warps (epilogue), without the producer warp, which never reaches it.
+  static HM_DEVICE void sync_compute() {
+    if constexpr (kProducer) arch::named_barrier_sync(1, kThreads);
+    else __syncthreads();
+  }
 };
 
 // Kernel arguments, in launch order (also the extern "C" signature the twin renders).
@@ -140,12 +154,16 @@ struct GemmDense {
 
   // ---- loads -------------------------------------------------------------------------------------------
   static constexpr int kZRowK = Cfg::kZGS;  // 0: one zero row for all of K
+  // The threads that copy: all of them, or the producer warp's 32 (threads kThreads .. kThreads + 31).
+  static constexpr int kLoadThreads = Cfg::kProducer ? 32 : Cfg::kThreads;
+  static constexpr int kFirstLoader = Cfg::kProducer ? Cfg::kThreads : 0;
   using WLoader = typename Select<Cfg::kBulkWeights, memory::BulkWeightLoader<Stage>,
-                                  memory::WeightLoader<Cfg::kThreads, Stage>>::type;
-  using ALoader = memory::ActivationLoader<Cfg::kThreads, Stage>;
-  using SLoader = memory::RowLoader<Cfg::kThreads, (Stage::kSRows > 0 ? Stage::kSRows : 1), BN * Stage::kSBytes, BK,
-                                    (Cfg::kSMode == kScaleGroup ? Cfg::kGS : 0)>;
-  using ZLoader = memory::RowLoader<Cfg::kThreads, (Stage::kZRows > 0 ? Stage::kZRows : 1), BN * 2, BK, kZRowK>;
+                                  memory::WeightLoader<kLoadThreads, Stage, kFirstLoader>>::type;
+  using ALoader = memory::ActivationLoader<kLoadThreads, Stage, kFirstLoader>;
+  using SLoader = memory::RowLoader<kLoadThreads, (Stage::kSRows > 0 ? Stage::kSRows : 1), BN * Stage::kSBytes, BK,
+                                    (Cfg::kSMode == kScaleGroup ? Cfg::kGS : 0), kFirstLoader>;
+  using ZLoader = memory::RowLoader<kLoadThreads, (Stage::kZRows > 0 ? Stage::kZRows : 1), BN * 2, BK, kZRowK,
+                                    kFirstLoader>;
 
   struct Loaders {
     WLoader w;
@@ -388,11 +406,11 @@ namespace humming {
 #define HM_GEMM_DENSE_TEMPLATE                                                                                      \
   class Act, class Out, int WBITS, int WKIND, int WE, int WM, int WBIAS, int ZMODE, int ZCONST, int ZGS, int SMODE, \
       int SDT, int GS, int WARP_M, int FRAG_M, int WARP_N, int FRAG_N, int WARP_K, int BK, int STAGES, int GROUP_M,  \
-      int MIN_BLOCKS, int SWAP_N8, int BULK_W
+      int MIN_BLOCKS, int SWAP_N8, int BULK_W, int PRODUCER
 #define HM_GEMM_DENSE_CONFIG                                                                                     \
   GemmDenseConfig<Act, Out, WBITS, WKIND, WE, WM, WBIAS, ZMODE, ZCONST, ZGS, SMODE, SDT, GS, WARP_M, FRAG_M, WARP_N, \
-                  FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_N8, BULK_W>
-#define HM_GEMM_DENSE_BOUNDS __launch_bounds__(32 * WARP_M * WARP_N * WARP_K, MIN_BLOCKS)
+                  FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_N8, BULK_W, PRODUCER>
+#define HM_GEMM_DENSE_BOUNDS __launch_bounds__(32 * (WARP_M * WARP_N * WARP_K + PRODUCER), MIN_BLOCKS)
 #define HM_GEMM_DENSE_PARAMS                                                                                          \
   const void *__restrict__ a, const void *__restrict__ w, const void *__restrict__ scales,                         \
       const void *__restrict__ zeros, const float *__restrict__ chscale, const float *__restrict__ gscale,         \

@@ -107,6 +107,7 @@ class Tile:
     min_blocks: int = 1
     swap_n8: int = 0  # 1 or 2: weights as the MMA's m16 operand, this many n8 fragments of M (M <= 8 or 16)
     bulk_w: int = 0  # 1: weights through the bulk copy engine (needs memory.bulk_copy), 0: per-thread cp.async
+    producer: int = 0  # 1: one extra warp issues every copy; stages hand over on mbarriers (needs memory.cp_async)
 
     @property
     def block_m(self) -> int:
@@ -118,13 +119,15 @@ class Tile:
 
     @property
     def threads(self) -> int:
-        return 32 * self.warp_m * self.warp_n * self.warp_k
+        """Threads per CTA: the compute warps, plus the producer warp if any."""
+        return 32 * (self.warp_m * self.warp_n * self.warp_k + self.producer)
 
     def describe(self) -> str:
         return (f"{self.block_m}x{self.block_n}x{self.bk} tile, {self.threads // 32} warps "
                 f"({self.warp_m}x{self.warp_n}x{self.warp_k} along M/N/K), {self.stages} stages"
                 + (f", swapped operands (M <= {8 * self.swap_n8})" if self.swap_n8 else "")
-                + (", bulk weight copies" if self.bulk_w else ""))
+                + (", bulk weight copies" if self.bulk_w else "")
+                + (", a producer warp" if self.producer else ""))
 
 
 def _act_cpp(d: DType) -> str:
@@ -138,6 +141,14 @@ def _mma_requirement(act: DType) -> Requirement:
 
     alternatives = ("f16 activations",) if act is dtypes.bf16 else ()
     return Requirement(f"mma.sync m16n8k16 (or m16n8k8) {act} x {act} -> f32", check, alternatives)
+
+
+def _producer_requirement() -> Requirement:
+    def check(caps: DeviceCapabilities) -> bool | None:
+        return caps.memory.cp_async
+
+    return Requirement("cp.async completing on an mbarrier, for a producer warp (memory.cp_async)", check,
+                       ("producer=0 (every thread copies, one barrier per stage)",))
 
 
 def _bulk_copy_requirement() -> Requirement:
@@ -185,6 +196,9 @@ class GemmDenseSpec(KernelSpec):
     bulk_w: int = param(default=0, allowed=(0, 1),
                         doc="1: weight rows through the bulk copy engine (one copy per k16 row of a stage, completing "
                             "on an mbarrier); 0: 16-byte cp.async by every thread")
+    producer: int = param(default=0, allowed=(0, 1),
+                          doc="1: one extra warp issues every copy and the compute warps wait only for the stage "
+                              "they read (two mbarriers a stage); 0: every thread copies, one CTA barrier a stage")
 
     @classmethod
     def build(cls, target: Target, act: DType, out: DType, decode: DecodeParams, tile: Tile) -> "GemmDenseSpec":
@@ -194,12 +208,12 @@ class GemmDenseSpec(KernelSpec):
                    zgs=decode.zgs, smode=decode.smode, sdt=decode.sdt, gs=decode.gs,
                    warp_m=tile.warp_m, frag_m=tile.frag_m, warp_n=tile.warp_n, frag_n=tile.frag_n,
                    warp_k=tile.warp_k, bk=tile.bk, stages=tile.stages, group_m=tile.group_m,
-                   min_blocks=tile.min_blocks, swap_n8=tile.swap_n8, bulk_w=tile.bulk_w)
+                   min_blocks=tile.min_blocks, swap_n8=tile.swap_n8, bulk_w=tile.bulk_w, producer=tile.producer)
 
     @property
     def tile(self) -> Tile:
         return Tile(self.warp_m, self.frag_m, self.warp_n, self.frag_n, self.warp_k, self.bk, self.stages,
-                    self.group_m, self.min_blocks, self.swap_n8, self.bulk_w)
+                    self.group_m, self.min_blocks, self.swap_n8, self.bulk_w, self.producer)
 
     @property
     def decode(self) -> DecodeParams:
@@ -214,6 +228,9 @@ class GemmDenseSpec(KernelSpec):
         if self.swap_n8 and (self.warp_m, self.frag_m) != (1, 1):
             raise InvalidInputError(f"GemmDenseSpec: swap_n8={self.swap_n8} with warp_m={self.warp_m}, "
                                     f"frag_m={self.frag_m}; allowed: warp_m = frag_m = 1 (one block of 16 rows)")
+        if self.producer and self.bulk_w:
+            raise InvalidInputError("GemmDenseSpec: producer=1 with bulk_w=1; allowed: one of them (the producer warp "
+                                    "copies the weights itself)")
         if self.tile.threads > 1024:
             raise InvalidInputError(f"GemmDenseSpec: {self.tile.threads} threads per CTA; allowed: at most 1024")
         if self.smode is ScaleMode.GROUP and (self.gs == 0 or (self.gs % self.bk and self.bk % self.gs)):
@@ -249,6 +266,8 @@ class GemmDenseSpec(KernelSpec):
         reqs = [self.mma_requirement(self.act)]
         if self.bulk_w:
             reqs.append(_bulk_copy_requirement())
+        if self.producer:
+            reqs.append(_producer_requirement())
         if self.out is dtypes.bf16 and self.act is not dtypes.bf16:
             reqs.append(_mma_requirement(dtypes.bf16))  # bf16 conversions come with bf16 MMA (sm_80)
         return (*reqs,
@@ -269,10 +288,11 @@ class GemmDenseSpec(KernelSpec):
         return t.stages * stage + red + self.barrier_bytes()
 
     def barrier_bytes(self) -> int:
-        """Shared memory of the bulk weight copies' mbarriers (one per stage), after everything else."""
-        return 8 * self.stages if self.bulk_w else 0
+        """Shared memory of the mbarriers, after everything else: one a stage for bulk weight copies, two a stage
+        (full, empty) for a producer warp."""
+        return 8 * self.stages * (1 if self.bulk_w else 2 if self.producer else 0)
 
     def exports(self) -> dict[str, str]:
         cfg = (f"humming::GemmDenseConfig<{self.cpp_args()}>")
-        return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kThreads", "block_m": f"{cfg}::kBM",
+        return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kCtaThreads", "block_m": f"{cfg}::kBM",
                 "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK"}

@@ -73,6 +73,7 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
             "frag_n": (self.frag_n == 1, "frag_n = 1 (one n64 block per warp)"),
             "warp_k": (self.warp_k == 1, "warp_k = 1"),
             "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0 (the wgmma kernel swaps operands by construction)"),
+            "producer": (self.producer == 0, "producer = 0 (its wgmmas still read a stage after compute returns)"),
         }
         _check_rules(self, rules)
 
@@ -88,7 +89,7 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
 
     def exports(self) -> dict[str, str]:
         cfg = f"humming::WgmmaConfig<humming::GemmDenseConfig<{self.cpp_args()}>>"
-        return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kThreads", "block_m": f"{cfg}::kBM",
+        return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kCtaThreads", "block_m": f"{cfg}::kBM",
                 "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK"}
 
 
@@ -115,6 +116,7 @@ class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
             "frag_n": (self.frag_n == 1, "frag_n = 1"),
             "warp_k": (self.warp_k == 1, "warp_k = 1"),
             "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0"),
+            "producer": (self.producer == 0, "producer = 0 (its wgmmas still read a stage after compute returns)"),
         }
         _check_rules(self, rules)
 

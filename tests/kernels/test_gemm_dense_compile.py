@@ -267,3 +267,50 @@ def test_bulk_weight_copies_need_the_bulk_copy_engine_and_replace_the_per_thread
     # the bulk kernel issues bulk copies, and the weight chunks' LDGSTS (8 a thread and stage here) are gone
     assert counts["plain"][0] == 0 and counts["bulk"][0] > 0, counts
     assert counts["bulk"][1] < counts["plain"][1], counts
+
+
+def test_a_producer_warp_needs_cp_async_and_takes_the_copies_and_the_stage_barrier_out_of_the_compute_loop(
+        tmp_path: Path) -> None:
+    d = DecodeParams.of(W4)
+    tile = Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1, producer=1)
+    assert tile.threads == 32 * 4 + 32  # four compute warps and the producer
+    turing = archs.capabilities("sm_75")
+    with pytest.raises(UnsupportedError, match=r"memory\.cp_async"):
+        GemmDenseSpec.build(turing.target, dtypes.f16, dtypes.f16, d, tile).check_supported(turing)
+    hopper = archs.capabilities("sm_90a")
+    with pytest.raises(InvalidInputError, match="producer=1 with bulk_w=1"):
+        GemmDenseSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d, replace(tile, bulk_w=1))
+    with pytest.raises(InvalidInputError, match="producer=1"):
+        GemmDenseWgmmaSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d,
+                                 Tile(1, 4, 4, 1, 1, 64, 6, 8, 2, producer=1))
+    plain = GemmDenseSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d, replace(tile, producer=0))
+    specs = {"plain": plain}
+    for arch in ("sm_80", "sm_90a"):
+        caps = archs.capabilities(arch)
+        spec = GemmDenseSpec.build(caps.target, dtypes.bf16, dtypes.bf16, d, tile)
+        spec.check_supported(caps)
+        assert spec.smem_bytes() == plain.smem_bytes() + 16 * tile.stages  # full and empty mbarrier per stage
+        specs[arch] = spec
+    tool = _nvdisasm()
+    for name, spec in specs.items():
+        (kernel,) = compile_many([spec])
+        assert kernel.exports["smem_bytes"] == spec.smem_bytes()
+        assert kernel.exports["threads"] == spec.tile.threads
+        if tool is None or name == "sm_80":
+            continue
+        cubin = tmp_path / f"{name}.cubin"
+        cubin.write_bytes(kernel.binary)
+        sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+        lines = [ln for ln in sass.splitlines() if ln.strip().endswith(";")]
+        mmas = [i for i, ln in enumerate(lines) if "HMMA" in ln]
+        # the k-loop: from the stage wait before its first MMA (CTA barrier or mbarrier) to its last MMA
+        first = max(i for i in range(mmas[0]) if re.search(r"BAR\.SYNC|SYNCS\.PHASECHK", lines[i]))
+        loop = "\n".join(lines[first:mmas[-1] + 1])
+        specs[name] = (len(re.findall(r"\bLDGSTS\b", loop)), len(re.findall(r"BAR\.SYNC", loop)),
+                       len(re.findall(r"SYNCS\.(PHASECHK|ARRIVE)", sass)))
+    if tool is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    # the plain kernel copies and meets at a CTA barrier between its MMAs; the producer form's compute loop does
+    # neither, and waits / arrives on mbarriers instead
+    assert specs["plain"][0] > 0 and specs["plain"][2] == 0, specs["plain"]
+    assert specs["sm_90a"][:2] == (0, 0) and specs["sm_90a"][2] > 0, specs["sm_90a"]

@@ -161,11 +161,14 @@ HM_DEVICE void reduce_k_warps(char* red_smem, Acc& acc, int wmn, int wk, int lan
       red[(((wk - 1) * WMN + wmn) * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
     });
   }
-  __syncthreads();
+  Cfg::sync_compute();
   if (wk == 0) {
     for (int kk = 1; kk < Cfg::kWarpK; ++kk)
       for_each_quad(acc, [&](float (&c)[4], int r) { add4(c, red[(((kk - 1) * WMN + wmn) * R + r) * 32 + lane]); });
   }
+  // With a producer warp no CTA barrier follows in the k-loop, and the other k-warps could run a short next
+  // segment on stages already full and write `red` again while warp-k 0 still reads it.
+  if constexpr (Cfg::kProducer) Cfg::sync_compute();
 }
 
 template <class Cfg, class Args, class Acc>
@@ -192,13 +195,13 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
     });
   }
   __threadfence();
-  __syncthreads();
+  Cfg::sync_compute();
   if (threadIdx.x == 0) {
     const int add = static_cast<int>(seg_end - seg_begin);
     const int before = atomicAdd(p.counters + tile, add);
     s_last = before + add == sk.k_iters;
   }
-  __syncthreads();
+  Cfg::sync_compute();
   if (!s_last) return;
   __threadfence();
   if (wk == 0) {

@@ -34,7 +34,10 @@ struct StageLayout {
 
 // The weight copies of one thread for every stage of one n tile: offsets fixed at the tile's start, so that
 // a stage costs one add and one cp.async per chunk (no divisions in the main loop).
-template <int THREADS, class Stage>
+// FIRST (all loaders here): the loader's THREADS threads are threadIdx.x = FIRST .. FIRST + THREADS - 1 (a
+// nonzero FIRST: the producer warp of a kernel with one, whose every write must be a cp.async so that one
+// mbarrier tracks them all).
+template <int THREADS, class Stage, int FIRST = 0>
 struct WeightLoader {
   static constexpr int RC = Stage::kRowChunks;
   static constexpr int TOTAL = (Stage::BK / 16) * RC;
@@ -51,7 +54,7 @@ struct WeightLoader {
     const int valid = min(NB, nb64 - nt * NB) * (Stage::kBlockBytes / 16);  // chunks of a row inside N
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
-      const int c = threadIdx.x + i * THREADS;
+      const int c = (threadIdx.x - FIRST) + i * THREADS;
       const int row = c / RC;
       const int col = c - row * RC;
       ok[i] = (TOTAL % THREADS == 0 || c < TOTAL) && col < valid;
@@ -64,7 +67,7 @@ struct WeightLoader {
     const char* src = base + kt * stage_bytes;
 #pragma unroll
     for (int i = 0; i < PER; ++i)
-      if (ok[i]) arch::cp_async16(dst + (threadIdx.x + i * THREADS) * 16, src + off[i], pol);
+      if (ok[i]) arch::cp_async16(dst + ((threadIdx.x - FIRST) + i * THREADS) * 16, src + off[i], pol);
   }
 };
 
@@ -99,7 +102,7 @@ struct BulkWeightLoader {
 };
 
 // The activation copies of one thread: BM rows x BK/8 chunks, swizzled; rows past M skipped, K tail zeroed.
-template <int THREADS, class Stage>
+template <int THREADS, class Stage, int FIRST = 0>
 struct ActivationLoader {
   static constexpr int CPR = Stage::BK / 8;
   static constexpr int TOTAL = Stage::BM * CPR;
@@ -113,7 +116,7 @@ struct ActivationLoader {
     k = k_;
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
-      const int c = threadIdx.x + i * THREADS;
+      const int c = (threadIdx.x - FIRST) + i * THREADS;
       const int r = c / CPR;
       const int ck = c - r * CPR;
       ok[i] = (TOTAL % THREADS == 0 || c < TOTAL) && m0 + r < m;
@@ -126,12 +129,14 @@ struct ActivationLoader {
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
       if (ok[i]) {
-        const int c = threadIdx.x + i * THREADS;
+        const int c = (threadIdx.x - FIRST) + i * THREADS;
         const int r = c / CPR;
         const int ck = c - r * CPR;
         const u32 to = dst + mma::a_tile_offset<Stage::BK>(r, ck);
         if (kt * Stage::BK + kk[i] < k)
           arch::cp_async16(to, src[i] + static_cast<long long>(kt) * Stage::BK * 2);
+        else if constexpr (FIRST != 0)
+          arch::cp_async16_zfill(to, src[i], 0);  // zeros as a copy: the stage's mbarrier covers them
         else
           arch::store_zero16(to);  // past K: zeros (the padded weights there are zero codes, but 0 * NaN is NaN)
       }
@@ -141,7 +146,7 @@ struct ActivationLoader {
 
 // ROWS rows of ROW_BYTES (scales or zero points of one n tile): row r of stage kt is source row
 // kt * BK / ROW_K + r (ROW_K: k per row; 0 for a single row covering all of K).
-template <int THREADS, int ROWS, int ROW_BYTES, int BK, int ROW_K>
+template <int THREADS, int ROWS, int ROW_BYTES, int BK, int ROW_K, int FIRST = 0>
 struct RowLoader {
   static constexpr int CH = ROW_BYTES / 16;
   static constexpr int TOTAL = ROWS * CH;
@@ -155,7 +160,7 @@ struct RowLoader {
     stride = stride_;
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
-      const int c = threadIdx.x + i * THREADS;
+      const int c = (threadIdx.x - FIRST) + i * THREADS;
       const int r = c / CH;
       const int ch = c - r * CH;
       ok[i] = (TOTAL % THREADS == 0 || c < TOTAL) && col_off + ch * 16 < valid;
@@ -168,7 +173,8 @@ struct RowLoader {
 #pragma unroll
     for (int i = 0; i < PER; ++i)
       if (ok[i])
-        arch::cp_async16(dst + (threadIdx.x + i * THREADS) * 16, src[i] + static_cast<long long>(row0) * stride, pol);
+        arch::cp_async16(dst + ((threadIdx.x - FIRST) + i * THREADS) * 16, src[i] + static_cast<long long>(row0) * stride,
+                         pol);
   }
 };
 

@@ -9,6 +9,7 @@
 // Kernel: GemmDense<Cfg> (Cfg, S, BK, Stage, Loaders); the loop runs one segment per tile, so no tile finish
 // (which reads the accumulators) sits inside the k-loop: ptxas serialises every wgmma otherwise (C7518).
 #pragma once
+#include <humming/arch/bulk.cuh>
 #include <humming/arch/memory.cuh>
 #include <humming/arch/types.cuh>
 #include <humming/scheduler/stream_k.cuh>
@@ -16,8 +17,92 @@
 namespace humming {
 namespace scheduler {
 
+// The producer form (Cfg::kProducer): warp kWarps issues every copy of the CTA's range, up to STAGES stages
+// ahead of the slowest compute warp; stage s is handed over on two mbarriers after the stages and the reduction
+// buffer: full[s] (32 arrivals: each producer lane's cp.async.mbarrier.arrive, made when that lane's copies of the
+// stage have landed) and empty[s] (one arrival per compute thread once its reads of the stage are done). The
+// compute warps never meet at a CTA-wide barrier inside the k-loop. Bodies with kLagStages > 0 (asynchronous
+// MMAs still reading a stage after compute() returns) are not supported here.
 template <class Kernel, class Body, class Args>
-HM_DEVICE void pipeline(const Args& p, char* smem) {
+HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
+  using Cfg = typename Kernel::Config;
+  static_assert(Body::kLagStages == 0, "the producer form hands a stage back when compute() returns");
+  constexpr int S = Kernel::S;
+  const int tid = threadIdx.x;
+  const int k_iters = p.k_pad / Kernel::BK;
+  const scheduler::StreamK sk{static_cast<long long>(p.m_tiles) * p.n_tiles * k_iters, static_cast<int>(gridDim.x),
+                              k_iters};
+  const long long begin = sk.begin(blockIdx.x);
+  const long long end = sk.end(blockIdx.x);
+  if (begin >= end) return;
+
+  const u32 full = arch::smem_u32(smem + S * Kernel::Stage::kBytes + Cfg::kRedBytes);
+  const u32 empty = full + 8 * S;
+  if (tid == 0) {
+    for (int s = 0; s < S; ++s) {
+      arch::mbarrier_init(full + 8 * s, 32);
+      arch::mbarrier_init(empty + 8 * s, Cfg::kThreads);
+    }
+  }
+  __syncthreads();  // the barriers are initialised before either side uses them (the last CTA-wide barrier)
+
+  if (tid >= Cfg::kThreads) {  // the producer warp
+    const u64 pol_w = arch::policy_evict_first();
+    int tile = static_cast<int>(begin / k_iters);
+    int kt = static_cast<int>(begin - static_cast<long long>(tile) * k_iters);
+    typename Kernel::Loaders ld;
+    ld.set_tile(p, tile);
+    int stage = 0;
+    u32 parity = 0;
+    for (long long it = begin; it < end; ++it) {
+      // The slot's previous use (one ring ago) must be released by every compute thread first.
+      if (it - begin >= S) arch::mbarrier_wait(empty + 8 * stage, parity ^ 1);
+      ld.load(smem, stage, kt, pol_w, 0u);
+      arch::cp_async_mbarrier_arrive(full + 8 * stage);
+      if (++kt == k_iters && it + 1 < end) {
+        kt = 0;
+        ld.set_tile(p, ++tile);
+      }
+      if (++stage == S) {
+        stage = 0;
+        parity ^= 1;
+      }
+    }
+    return;  // copies still in flight land in a CTA whose compute warps wait for them
+  }
+
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int wn = warp % Cfg::kWarpN;
+  const int wm = (warp / Cfg::kWarpN) % Cfg::kWarpM;
+  const int wk = warp / (Cfg::kWarpN * Cfg::kWarpM);
+  Body body(p);
+  int c_tile = static_cast<int>(begin / k_iters);
+  int stage = 0;
+  u32 parity = 0;
+  for (long long it = begin; it < end;) {
+    const long long seg_begin = it;
+    const long long seg_end = min(end, static_cast<long long>(c_tile + 1) * k_iters);
+    for (; it < seg_end; ++it) {
+      arch::mbarrier_wait(full + 8 * stage, parity);
+      body.after_wait();
+      body.compute(smem + stage * Kernel::Stage::kBytes, wm, wn, wk, lane);
+      arch::mbarrier_arrive(empty + 8 * stage);
+      if (++stage == S) {
+        stage = 0;
+        parity ^= 1;
+      }
+    }
+    int mt, nt;
+    scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
+    body.finish(p, sk, smem + S * Kernel::Stage::kBytes, c_tile, mt, nt, seg_begin, it, begin, wm, wn, wk, lane);
+    ++c_tile;
+  }
+}
+
+// Every thread copies and computes; one CTA-wide barrier per stage.
+template <class Kernel, class Body, class Args>
+HM_DEVICE void pipeline_all_threads(const Args& p, char* smem) {
   using Cfg = typename Kernel::Config;
   constexpr int D = Kernel::S - 1 - Body::kLagStages;
   static_assert(D >= 1, "too few stages for the body's lag");
@@ -96,6 +181,14 @@ HM_DEVICE void pipeline(const Args& p, char* smem) {
     ++c_tile;
   }
   arch::cp_async_wait<0>();
+}
+
+template <class Kernel, class Body, class Args>
+HM_DEVICE void pipeline(const Args& p, char* smem) {
+  if constexpr (Kernel::Config::kProducer)
+    pipeline_with_producer<Kernel, Body>(p, smem);
+  else
+    pipeline_all_threads<Kernel, Body>(p, smem);
 }
 
 }  // namespace scheduler

@@ -22,14 +22,40 @@ HM_DEVICE void mbarrier_arrive_expect_tx(u32 bar, u32 bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
 
+// try_wait (sm_90) suspends the thread for a while when the phase is not complete; test_wait (sm_80) returns at once.
 HM_DEVICE bool mbarrier_try_wait(u32 bar, u32 parity) {
   u32 done;
+#if __CUDA_ARCH__ >= 900
   asm volatile(
       "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
       : "=r"(done)
       : "r"(bar), "r"(parity)
       : "memory");
+#else
+  asm volatile(
+      "{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+#endif
   return done != 0;
+}
+
+// One arrival of the calling thread (release: its earlier shared-memory reads and writes happen before it).
+HM_DEVICE void mbarrier_arrive(u32 bar) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+
+// sm_80: one arrival of the calling thread, made when all of its earlier cp.async copies have landed (.noinc: it
+// is one of the arrivals the barrier was initialised to expect), so that waiters see those copies.
+HM_DEVICE void cp_async_mbarrier_arrive(u32 bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
+// A barrier among `threads` threads (a multiple of 32) of the CTA on hardware barrier `id` (1..15; 0 is
+// __syncthreads'): the compute warps of a kernel whose producer warp never joins them.
+HM_DEVICE void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // Until the barrier's phase of this parity has completed (try_wait itself suspends the thread for a while).

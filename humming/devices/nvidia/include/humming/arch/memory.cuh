@@ -54,6 +54,13 @@ HM_DEVICE void cp_async16(u32 dst, const void* src) {
 #endif
 }
 
+// 16 bytes global -> shared of which the first `bytes` (16 or 0) are read and the rest zero-filled (cp.async's
+// src-size operand): a chunk past K that an mbarrier tracking cp.async completions covers too. With bytes = 0
+// nothing is read, but src must still be a valid address (callers pass one inside the tensor).
+HM_DEVICE void cp_async16_zfill(u32 dst, const void* src, u32 bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+
 HM_DEVICE void store_zero16(u32 dst) {
   asm volatile("st.shared.v4.u32 [%0], {%1,%1,%1,%1};\n" :: "r"(dst), "r"(0u) : "memory");
 }
