@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 formats check ncu conformance (default: all but ncu). Each step's log is
+# Steps: devices gpu-tests jit wna16 formats check ncu producer conformance (default: all but ncu, producer). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -30,6 +30,15 @@ for step in $steps; do
                --formats "w4a16 u4 zp g128,w8a16 s8 ch,w8a16 e4m3 ch,mxfp4,nvfp4" 2>&1 | tee "$OUT/formats.txt" | tail -32 ;;
     check) timeout 300 python3 benchmarks/bench_wna16.py --check 2>&1 | tee "$OUT/check.txt" | tail -3 ;;
     ncu) bash benchmarks/ncu_wna16.sh s4_m1 --m 1 2>&1 | tee "$OUT/ncu.txt" | tail -40 ;;
+    # the opt-in producer-warp decode tiles (12th tile field) against the tuner's, each checked against the
+    # reference; then the same tiles with the arithmetic removed (HM_ABLATE=3), and an odd shape (K tail)
+    producer) { P="python3 benchmarks/profile_wna16.py --reps 20"
+      V="1,1,2,1,2,256,4,8,2,S,0,1; 1,1,4,1,2,256,4,8,1,S,0,1; 1,1,4,1,2,256,4,8,1,S,0,1 stream-k; 1,1,4,1,2,256,5,8,1,S,0,1"
+      timeout 100 $P --m 1 --verify --tiles "${V//S/1}"; timeout 100 $P --m 16 --verify --tiles "${V//S/2}"
+      timeout 60 $P --m 1 --ablate 3 --tiles "${V//S/1}"
+      timeout 60 $P --n 4032 --k 4224 --m 1,7,16 --reps 5 --verify --tiles "${V//S/2}"
+      for f in "w4a16 u4 zp g128" mxfp4; do timeout 60 $P --m 1,16 --format "$f" --verify --tiles "${V//S/2}"; done
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/producer.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done
