@@ -157,9 +157,12 @@ struct GemmDense {
   // The threads that copy: all of them, or the producer warp's 32 (threads kThreads .. kThreads + 31).
   static constexpr int kLoadThreads = Cfg::kProducer ? 32 : Cfg::kThreads;
   static constexpr int kFirstLoader = Cfg::kProducer ? Cfg::kThreads : 0;
-  using WLoader = typename Select<Cfg::kBulkWeights, memory::BulkWeightLoader<Stage>,
-                                  memory::WeightLoader<kLoadThreads, Stage, kFirstLoader>>::type;
-  using ALoader = memory::ActivationLoader<kLoadThreads, Stage, kFirstLoader>;
+  using WLoader = typename Select<
+      Cfg::kBulkWeights, memory::BulkWeightLoader<Stage>,
+      typename Select<Cfg::kProducer, memory::WarpWeightLoader<Stage, kFirstLoader>,
+                      memory::WeightLoader<Cfg::kThreads, Stage>>::type>::type;
+  using ALoader = typename Select<Cfg::kProducer, memory::WarpActivationLoader<Stage, kFirstLoader>,
+                                  memory::ActivationLoader<Cfg::kThreads, Stage>>::type;
   using SLoader = memory::RowLoader<kLoadThreads, (Stage::kSRows > 0 ? Stage::kSRows : 1), BN * Stage::kSBytes, BK,
                                     (Cfg::kSMode == kScaleGroup ? Cfg::kGS : 0), kFirstLoader>;
   using ZLoader = memory::RowLoader<kLoadThreads, (Stage::kZRows > 0 ? Stage::kZRows : 1), BN * 2, BK, kZRowK,

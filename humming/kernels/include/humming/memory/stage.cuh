@@ -34,10 +34,7 @@ struct StageLayout {
 
 // The weight copies of one thread for every stage of one n tile: offsets fixed at the tile's start, so that
 // a stage costs one add and one cp.async per chunk (no divisions in the main loop).
-// FIRST (all loaders here): the loader's THREADS threads are threadIdx.x = FIRST .. FIRST + THREADS - 1 (a
-// nonzero FIRST: the producer warp of a kernel with one, whose every write must be a cp.async so that one
-// mbarrier tracks them all).
-template <int THREADS, class Stage, int FIRST = 0>
+template <int THREADS, class Stage>
 struct WeightLoader {
   static constexpr int RC = Stage::kRowChunks;
   static constexpr int TOTAL = (Stage::BK / 16) * RC;
@@ -54,7 +51,7 @@ struct WeightLoader {
     const int valid = min(NB, nb64 - nt * NB) * (Stage::kBlockBytes / 16);  // chunks of a row inside N
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
-      const int c = (threadIdx.x - FIRST) + i * THREADS;
+      const int c = threadIdx.x + i * THREADS;
       const int row = c / RC;
       const int col = c - row * RC;
       ok[i] = (TOTAL % THREADS == 0 || c < TOTAL) && col < valid;
@@ -67,7 +64,7 @@ struct WeightLoader {
     const char* src = base + kt * stage_bytes;
 #pragma unroll
     for (int i = 0; i < PER; ++i)
-      if (ok[i]) arch::cp_async16(dst + ((threadIdx.x - FIRST) + i * THREADS) * 16, src + off[i], pol);
+      if (ok[i]) arch::cp_async16(dst + (threadIdx.x + i * THREADS) * 16, src + off[i], pol);
   }
 };
 
@@ -102,7 +99,7 @@ struct BulkWeightLoader {
 };
 
 // The activation copies of one thread: BM rows x BK/8 chunks, swizzled; rows past M skipped, K tail zeroed.
-template <int THREADS, class Stage, int FIRST = 0>
+template <int THREADS, class Stage>
 struct ActivationLoader {
   static constexpr int CPR = Stage::BK / 8;
   static constexpr int TOTAL = Stage::BM * CPR;
@@ -116,7 +113,7 @@ struct ActivationLoader {
     k = k_;
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
-      const int c = (threadIdx.x - FIRST) + i * THREADS;
+      const int c = threadIdx.x + i * THREADS;
       const int r = c / CPR;
       const int ck = c - r * CPR;
       ok[i] = (TOTAL % THREADS == 0 || c < TOTAL) && m0 + r < m;
@@ -129,14 +126,12 @@ struct ActivationLoader {
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
       if (ok[i]) {
-        const int c = (threadIdx.x - FIRST) + i * THREADS;
+        const int c = threadIdx.x + i * THREADS;
         const int r = c / CPR;
         const int ck = c - r * CPR;
         const u32 to = dst + mma::a_tile_offset<Stage::BK>(r, ck);
         if (kt * Stage::BK + kk[i] < k)
           arch::cp_async16(to, src[i] + static_cast<long long>(kt) * Stage::BK * 2);
-        else if constexpr (FIRST != 0)
-          arch::cp_async16_zfill(to, src[i], 0);  // zeros as a copy: the stage's mbarrier covers them
         else
           arch::store_zero16(to);  // past K: zeros (the padded weights there are zero codes, but 0 * NaN is NaN)
       }
@@ -144,8 +139,102 @@ struct ActivationLoader {
   }
 };
 
+// The producer warp's copies (the kernel's last warp, threads FIRST .. FIRST + 31, which issues every chunk of a
+// stage): one lane covers fixed columns of every row, so a base pointer and strides describe all of its chunks
+// (the per-chunk offsets of the loaders above would take ~100 registers for 32 threads). Every write is a
+// cp.async, zero-filled past K, so that the stage's mbarrier (cp.async.mbarrier.arrive) covers all of them.
+template <class Stage, int FIRST>
+struct WarpWeightLoader {
+  static constexpr int RC = Stage::kRowChunks;  // 16-byte chunks per k16 row of the tile
+  static constexpr int ROWS = Stage::BK / 16;
+  static constexpr int LPR = RC < 32 ? RC : 32;  // lanes per row
+  static constexpr int RPP = 32 / LPR;           // rows per pass of the warp
+  static constexpr int CPL = RC / LPR;           // chunks per lane and row
+  // Regular: whole rows per lane column (4- and 8-bit codes and most others); else (e.g. 3-bit codes, 48 chunks
+  // a row) chunk c = lane + 32 i of the stage, its row and column computed per copy.
+  static constexpr bool kRegular = RC % LPR == 0 && 32 % LPR == 0 && ROWS % RPP == 0;
+  static constexpr int TOTAL = ROWS * RC;
+  const char* base;       // regular: the lane's first chunk (row lane / LPR, column lane % LPR); else chunk 0
+  long long row_stride;   // global bytes between k16 rows
+  long long stage_bytes;  // global bytes between stages
+  u32 ok;                 // regular: bit j, column (lane % LPR) + LPR j lies inside N
+  int valid;              // chunks of a row inside N
+
+  HM_DEVICE void set_tile(const void* w, int nt, int nb64) {
+    const int lane = threadIdx.x - FIRST;
+    constexpr int NB = Stage::BN / 64;
+    row_stride = static_cast<long long>(nb64) * Stage::kBlockBytes;
+    stage_bytes = ROWS * row_stride;
+    base = static_cast<const char*>(w) + static_cast<long long>(nt) * NB * Stage::kBlockBytes;
+    valid = min(NB, nb64 - nt * NB) * (Stage::kBlockBytes / 16);
+    ok = 0;
+    if constexpr (kRegular) {
+      base += (lane / LPR) * row_stride + (lane % LPR) * 16;
+#pragma unroll
+      for (int j = 0; j < CPL; ++j) ok |= (lane % LPR + LPR * j < valid ? 1u : 0u) << j;
+    }
+  }
+
+  HM_DEVICE void load(u32 dst, int kt, u64 pol, u32 /*bar*/) const {
+    const int lane = threadIdx.x - FIRST;
+    const char* src = base + kt * stage_bytes;
+    if constexpr (kRegular) {
+      const u32 to = dst + ((lane / LPR) * RC + lane % LPR) * 16;
+#pragma unroll
+      for (int i = 0; i < ROWS / RPP; ++i)
+#pragma unroll
+        for (int j = 0; j < CPL; ++j)
+          if (ok & (1u << j))
+            arch::cp_async16(to + (i * RPP * RC + LPR * j) * 16, src + i * RPP * row_stride + LPR * j * 16, pol);
+    } else {
+#pragma unroll
+      for (int i = 0; i < (TOTAL + 31) / 32; ++i) {
+        const int c = lane + 32 * i;
+        const int row = c / RC, col = c - row * RC;
+        if ((TOTAL % 32 == 0 || c < TOTAL) && col < valid)
+          arch::cp_async16(dst + c * 16, src + row * row_stride + col * 16, pol);
+      }
+    }
+  }
+};
+
+template <class Stage, int FIRST>
+struct WarpActivationLoader {
+  static constexpr int CPR = Stage::BK / 8;  // 16-byte chunks per row (8, 16 or 32)
+  static constexpr int RPP = 32 / CPR;       // rows per pass of the warp
+  static_assert(Stage::BM % RPP == 0, "activation rows must split evenly over one warp");
+  const char* base;  // the lane's chunk of row r0 = lane / CPR at kt = 0
+  long long pass_stride;  // global bytes between the lane's rows (RPP rows apart)
+  int rows_left;          // rows of the tile from r0 on inside M
+  int kk;                 // k of the lane's chunk at kt = 0
+  int k;
+
+  HM_DEVICE void set_tile(const void* a, int m0, int m, int k_, int lda) {
+    const int lane = threadIdx.x - FIRST;
+    const int r0 = lane / CPR, ck = lane % CPR;
+    k = k_;
+    kk = ck * 8;
+    base = static_cast<const char*>(a) + (static_cast<long long>(m0 + r0) * lda + kk) * 2;
+    pass_stride = static_cast<long long>(RPP) * lda * 2;
+    rows_left = m - m0 - r0;
+  }
+
+  HM_DEVICE void load(u32 dst, int kt) const {
+    const int lane = threadIdx.x - FIRST;
+    const int r0 = lane / CPR, ck = lane % CPR;
+    const bool in_k = kt * Stage::BK + kk < k;
+    const char* src = base + (in_k ? static_cast<long long>(kt) * Stage::BK * 2 : 0);  // past K: a valid address
+#pragma unroll
+    for (int i = 0; i < Stage::BM / RPP; ++i)
+      if (i * RPP < rows_left)  // rows past M are never read back (their results are not stored)
+        arch::cp_async16_zfill(dst + mma::a_tile_offset<Stage::BK>(r0 + i * RPP, ck), src + i * pass_stride,
+                               in_k ? 16u : 0u);
+  }
+};
+
 // ROWS rows of ROW_BYTES (scales or zero points of one n tile): row r of stage kt is source row
 // kt * BK / ROW_K + r (ROW_K: k per row; 0 for a single row covering all of K).
+// FIRST: the loader's threads are threadIdx.x = FIRST .. FIRST + THREADS - 1 (a producer warp's: FIRST > 0).
 template <int THREADS, int ROWS, int ROW_BYTES, int BK, int ROW_K, int FIRST = 0>
 struct RowLoader {
   static constexpr int CH = ROW_BYTES / 16;
