@@ -155,18 +155,15 @@ struct GemmDense {
   // ---- loads -------------------------------------------------------------------------------------------
   static constexpr int kZRowK = Cfg::kZGS;  // 0: one zero row for all of K
   // The threads that copy: all of them, or the producer warp's 32 (threads kThreads .. kThreads + 31).
-  static constexpr int kLoadThreads = Cfg::kProducer ? 32 : Cfg::kThreads;
-  static constexpr int kFirstLoader = Cfg::kProducer ? Cfg::kThreads : 0;
-  using WLoader = typename Select<
-      Cfg::kBulkWeights, memory::BulkWeightLoader<Stage>,
-      typename Select<Cfg::kProducer, memory::WarpWeightLoader<Stage, kFirstLoader>,
-                      memory::WeightLoader<Cfg::kThreads, Stage>>::type>::type;
-  using ALoader = typename Select<Cfg::kProducer, memory::WarpActivationLoader<Stage, kFirstLoader>,
+  static constexpr int kLoadThreads = Cfg::kProducer ? 32 : Cfg::kThreads, kFirst = Cfg::kProducer ? Cfg::kThreads : 0;
+  using WLoader = typename Select<Cfg::kBulkWeights, memory::BulkWeightLoader<Stage>,
+                                  typename Select<Cfg::kProducer, memory::WarpWeightLoader<Stage, kFirst>,
+                                                  memory::WeightLoader<Cfg::kThreads, Stage>>::type>::type;
+  using ALoader = typename Select<Cfg::kProducer, memory::WarpActivationLoader<Stage, kFirst>,
                                   memory::ActivationLoader<Cfg::kThreads, Stage>>::type;
   using SLoader = memory::RowLoader<kLoadThreads, (Stage::kSRows > 0 ? Stage::kSRows : 1), BN * Stage::kSBytes, BK,
-                                    (Cfg::kSMode == kScaleGroup ? Cfg::kGS : 0), kFirstLoader>;
-  using ZLoader = memory::RowLoader<kLoadThreads, (Stage::kZRows > 0 ? Stage::kZRows : 1), BN * 2, BK, kZRowK,
-                                    kFirstLoader>;
+                                    (Cfg::kSMode == kScaleGroup ? Cfg::kGS : 0), kFirst>;
+  using ZLoader = memory::RowLoader<kLoadThreads, (Stage::kZRows > 0 ? Stage::kZRows : 1), BN * 2, BK, kZRowK, kFirst>;
 
   struct Loaders {
     WLoader w;
