@@ -29,10 +29,10 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   static_assert(Body::kLagStages == 0, "the producer form hands a stage back when compute() returns");
   constexpr int S = Kernel::S;
   const int tid = threadIdx.x;
-  const scheduler::CtaRange range = scheduler::cta_range<Kernel::BK>(p);
-  const scheduler::StreamK sk = range.sk;
-  const int k_iters = sk.k_iters;
-  const long long begin = range.begin, end = range.end;
+  const int k_iters = p.k_pad / Kernel::BK;
+  const scheduler::StreamK sk = scheduler::stream_k_of(p, k_iters);
+  const long long begin = sk.begin(blockIdx.x);
+  const long long end = sk.end(blockIdx.x);
   if (begin >= end) return;
 
   const u32 full = arch::smem_u32(smem + S * Kernel::Stage::kBytes + Cfg::kRedBytes);
@@ -113,8 +113,7 @@ HM_DEVICE void pipeline_all_threads(const Args& p, char* smem) {
   const int wk = warp / (Cfg::kWarpN * Cfg::kWarpM);
 
   const int k_iters = p.k_pad / Kernel::BK;
-  const scheduler::StreamK sk{static_cast<long long>(p.m_tiles) * p.n_tiles * k_iters, static_cast<int>(gridDim.x),
-                              k_iters};
+  const scheduler::StreamK sk = scheduler::stream_k_of(p, k_iters);
   const long long begin = sk.begin(blockIdx.x);
   const long long end = sk.end(blockIdx.x);
   if (begin >= end) return;

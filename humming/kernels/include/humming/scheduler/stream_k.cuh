@@ -32,17 +32,10 @@ struct StreamK {
   HM_DEVICE int slot(int g, int t) const { return 2 * g + (begin(g) / k_iters == t ? 0 : 1); }
 };
 
-// This CTA's iterations [begin, end) of the problem's tiles x k_iters (k_iters = k_pad / BK), and the split.
-struct CtaRange {
-  StreamK sk;
-  long long begin, end;
-};
-
-template <int BK, class Args>
-HM_DEVICE CtaRange cta_range(const Args& p) {
-  const int k_iters = p.k_pad / BK;
-  const StreamK sk{static_cast<long long>(p.m_tiles) * p.n_tiles * k_iters, static_cast<int>(gridDim.x), k_iters};
-  return CtaRange{sk, sk.begin(blockIdx.x), sk.end(blockIdx.x)};
+// The split of a launch's tiles x k_iters iterations over its CTAs (gridDim.x).
+template <class Args>
+HM_DEVICE StreamK stream_k_of(const Args& p, int k_iters) {
+  return StreamK{static_cast<long long>(p.m_tiles) * p.n_tiles * k_iters, static_cast<int>(gridDim.x), k_iters};
 }
 
 // Tile t -> (m tile, n tile): groups of `group_m` m-tiles walk N together, so that the CTAs running at once

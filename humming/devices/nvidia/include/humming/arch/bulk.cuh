@@ -1,5 +1,5 @@
-// humming/arch/bulk.cuh -- NVIDIA arch layer: sm_90's bulk copy engine (TMA without a tensor map) and the shared-
-// memory barriers (mbarrier) its copies complete on.
+// humming/arch/bulk.cuh -- NVIDIA arch layer: sm_90's bulk copy engine (TMA without a tensor map), the shared-
+// memory barriers (mbarrier, sm_80+) that its copies and tracked cp.async copies complete on, and named barriers.
 //
 // PTX ISA 8.x: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes copies a contiguous run of global
 // memory (16-byte aligned, a multiple of 16 bytes) into shared memory without a thread issuing a load per 16
