@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 formats check ncu producer conformance (default: all but ncu, producer). Each step's log is
+# Steps: devices gpu-tests jit wna16 formats check ncu producer wgmma-producer conformance (default: all but ncu and
+# the producer experiments). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -39,6 +40,14 @@ for step in $steps; do
       timeout 60 $P --n 4032 --k 4224 --m 1,7,16 --reps 5 --verify --tiles "${V//S/2}"
       for f in "w4a16 u4 zp g128" mxfp4; do timeout 60 $P --m 1,16 --format "$f" --verify --tiles "${V//S/2}"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/producer.txt" ;;
+    # the producer warpgroup for the wgmma kernels (setmaxnreg: 56 registers for it, the rest to the MMA warps)
+    wgmma-producer) { P="python3 benchmarks/profile_wna16.py --reps 15 --verify"
+      timeout 200 $P --m 1024,4096 --tiles "wide:4,4,2,1,1,64,5,8,1,0,0,1; wide:4,4,2,1,1,64,4,8,1,0,0,1; wide:4,4,2,1,1,64,6,8,1,0,0,1; wide:4,4,1,1,1,64,6,8,1,0,0,1"
+      timeout 150 $P --m 64,128 --tiles "wgmma:1,4,4,1,1,64,6,8,2,0,0,1; wgmma:1,4,4,1,1,64,6,8,1,0,0,1; wgmma:1,4,8,1,1,64,4,8,1,0,0,1; wide:4,1,2,1,1,64,6,8,1,0,0,1"
+      timeout 100 $P --m 32 --tiles "wgmma:1,2,4,1,1,64,8,8,2,0,0,1; wgmma:1,2,8,1,1,64,6,8,1,0,0,1"
+      timeout 120 $P --m 1024 --format "w8a16 s8 ch" --tiles "wide:4,4,2,1,1,64,5,8,1,0,0,1; wide:4,4,2,1,1,64,4,8,1,0,0,1"
+      timeout 120 $P --m 1000 --act f16 --format mxfp4 --tiles "wide:4,4,2,1,1,64,5,8,1,0,0,1 stream-k"
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/wgmma-producer.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

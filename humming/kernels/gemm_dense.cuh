@@ -110,9 +110,14 @@ struct GemmDenseConfig {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   static_assert(!kProducer, "the producer warp needs cp.async and mbarriers (sm_80+)");
 #endif
-  static constexpr int kCtaThreads = kThreads + (kProducer ? 32 : 0);
+  static constexpr int kProducerWarps = kProducer ? 1 : 0;
+  static constexpr int kCtaThreads = kThreads + 32 * kProducerWarps;
   static constexpr int kBarrierBytes = kBulkWeights ? 8 * kStages : (kProducer ? 16 * kStages : 0);
   static constexpr int kSmemBytes = kStages * Stage::kBytes + kRedBytes + kBarrierBytes;
+
+  // Register split between the producer and the compute warps (setmaxnreg, wgmma kernels): none here.
+  static HM_DEVICE void producer_registers() {}
+  static HM_DEVICE void compute_registers() {}
 
   // A barrier among the compute warps (epilogue), without the producer warp, which never reaches it.
   static HM_DEVICE void sync_compute() {
@@ -154,12 +159,13 @@ struct GemmDense {
 
   // ---- loads -------------------------------------------------------------------------------------------
   static constexpr int kZRowK = Cfg::kZGS;  // 0: one zero row for all of K
-  // The threads that copy: all of them, or the producer warp's 32 (threads kThreads .. kThreads + 31).
-  static constexpr int kLoadThreads = Cfg::kProducer ? 32 : Cfg::kThreads, kFirst = Cfg::kProducer ? Cfg::kThreads : 0;
+  // The threads that copy: all of them, or the producer's warps (threads kThreads .. kCtaThreads - 1).
+  static constexpr int kLoadThreads = Cfg::kProducer ? 32 * Cfg::kProducerWarps : Cfg::kThreads;
+  static constexpr int kFirst = Cfg::kProducer ? Cfg::kThreads : 0;
   using WLoader = typename Select<Cfg::kBulkWeights, memory::BulkWeightLoader<Stage>,
-                                  typename Select<Cfg::kProducer, memory::WarpWeightLoader<Stage, kFirst>,
+                                  typename Select<Cfg::kProducer, memory::WarpWeightLoader<Stage, kFirst, kLoadThreads>,
                                                   memory::WeightLoader<Cfg::kThreads, Stage>>::type>::type;
-  using ALoader = typename Select<Cfg::kProducer, memory::WarpActivationLoader<Stage, kFirst>,
+  using ALoader = typename Select<Cfg::kProducer, memory::WarpActivationLoader<Stage, kFirst, kLoadThreads>,
                                   memory::ActivationLoader<Cfg::kThreads, Stage>>::type;
   using SLoader = memory::RowLoader<kLoadThreads, (Stage::kSRows > 0 ? Stage::kSRows : 1), BN * Stage::kSBytes, BK,
                                     (Cfg::kSMode == kScaleGroup ? Cfg::kGS : 0), kFirst>;

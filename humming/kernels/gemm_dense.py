@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from humming.capabilities.model import DeviceCapabilities, Target
 from humming.core import dtypes
@@ -17,6 +18,9 @@ from humming.core.codegen import KernelSpec, Requirement, param
 from humming.core.dtypes import DType
 from humming.core.formats import Granularity, WeightFormat, ZeroPointSpec
 from humming.errors import InvalidInputError, UnsupportedError
+
+if TYPE_CHECKING:
+    from humming.core.launcher import CompiledKernel
 
 ACTIVATIONS = (dtypes.f16, dtypes.bf16)
 _ACT_TAG = {dtypes.f16: "humming::f16_t", dtypes.bf16: "humming::bf16_t"}
@@ -231,8 +235,8 @@ class GemmDenseSpec(KernelSpec):
         if self.producer and self.bulk_w:
             raise InvalidInputError("GemmDenseSpec: producer=1 with bulk_w=1; allowed: one of them (the producer warp "
                                     "copies the weights itself)")
-        if self.tile.threads > 1024:
-            raise InvalidInputError(f"GemmDenseSpec: {self.tile.threads} threads per CTA; allowed: at most 1024")
+        if self.cta_threads() > 1024:
+            raise InvalidInputError(f"GemmDenseSpec: {self.cta_threads()} threads per CTA; allowed: at most 1024")
         if self.smode is ScaleMode.GROUP and (self.gs == 0 or (self.gs % self.bk and self.bk % self.gs)):
             raise InvalidInputError(f"GemmDenseSpec: group size gs={self.gs} and bk={self.bk}: one must divide the other")
         if self.smode is not ScaleMode.GROUP and self.gs:
@@ -286,6 +290,17 @@ class GemmDenseSpec(KernelSpec):
         stage = r(r(r(r(w) + a) + srows * t.block_n * sbytes) + zrows * t.block_n * 2)
         red = (t.warp_k - 1) * t.block_m * t.block_n * 4 if t.warp_k > 1 else 0
         return t.stages * stage + red + self.barrier_bytes()
+
+    def check_compiled(self, kernel: CompiledKernel) -> None:
+        """Raise InternalError if the cubin breaks an assumption its launch relies on (none here)."""
+
+    #: Warps a producer takes (``producer=1``): one here; the wgmma kernels take a warpgroup.
+    producer_warps = 1
+
+    def cta_threads(self) -> int:
+        """Threads per CTA: the compute warps, plus the producer's warps if any (the cubin exports the same)."""
+        t = self.tile
+        return 32 * (t.warp_m * t.warp_n * t.warp_k + self.producer * self.producer_warps)
 
     def barrier_bytes(self) -> int:
         """Shared memory of the mbarriers, after everything else: one a stage for bulk weight copies, two a stage

@@ -31,6 +31,27 @@ struct WgmmaConfig : Base {
   using Stage = memory::StageLayout<Base::kBM, Base::kBN, Base::kBK, Base::kWBits, BaseStage::kSRows,
                                     BaseStage::kSBytes, BaseStage::kZRows, kWgmmaSmemAlign>;
   static constexpr int kSmemBytes = Base::kStages * Stage::kBytes + Base::kBarrierBytes + kWgmmaSmemAlign;
+
+  // The producer form takes a whole warpgroup (setmaxnreg works on warpgroups): its first warp issues the copies,
+  // and all four give registers back for the compute warpgroups' accumulators. The launch caps every thread at
+  // kLaunchRegs (65536 / threads per SM, in units of 8, as ptxas derives it from the launch bounds).
+  static constexpr int kProducerWarps = Base::kProducer ? 4 : 0;
+  static constexpr int kCtaThreads = Base::kThreads + 32 * kProducerWarps;
+  static constexpr int kLaunchRegs0 = 65536 / (kCtaThreads * Base::kMinBlocks) / 8 * 8;
+  static constexpr int kLaunchRegs = kLaunchRegs0 < 255 ? kLaunchRegs0 : 255;
+  // The producer keeps 56 (its loaders' pointers; fewer spill more), the compute warps split the rest of the
+  // CTA's launch allocation, up to 240: setmaxnreg.inc waits until the pool holds what it asks for, so asking
+  // for more than the producer gave back would hang.
+  static constexpr int kProducerRegs = 56;
+  static constexpr int kComputeRegs0 = (kLaunchRegs * kCtaThreads - 128 * kProducerRegs) / Base::kThreads / 8 * 8;
+  static constexpr int kComputeRegs = kComputeRegs0 < 240 ? kComputeRegs0 : 240;
+  static constexpr bool kSplitRegs = Base::kProducer && kComputeRegs > kLaunchRegs;
+  static HM_DEVICE void producer_registers() {
+    if constexpr (kSplitRegs) arch::setmaxnreg_dec<kProducerRegs>();
+  }
+  static HM_DEVICE void compute_registers() {
+    if constexpr (kSplitRegs) arch::setmaxnreg_inc<kComputeRegs>();
+  }
 };
 
 // The shared pipeline with an MMA body, on the dynamic shared memory aligned up to kWgmmaSmemAlign.
@@ -76,6 +97,7 @@ struct GemmDenseWgmma {
 
     // cp.async and the K-tail zero stores write through the generic proxy; wgmma reads through the async one.
     HM_DEVICE void after_wait() const { arch::fence_proxy_async_smem(); }
+    HM_DEVICE void drain() const { arch::wgmma_wait<0>(); }  // the segment's last stage is read
 
     HM_DEVICE void compute(const char* base, int wm, int wn, int /*wk*/, int lane) {
       constexpr int B = Cfg::kWBits;
@@ -163,6 +185,7 @@ struct GemmDenseWgmmaWide {
     }
 
     HM_DEVICE void after_wait() const { arch::fence_proxy_async_smem(); }
+    HM_DEVICE void drain() const { arch::wgmma_wait<0>(); }  // the segment's last stage is read
 
     HM_DEVICE void compute(const char* base, int /*wm*/, int /*wn*/, int /*wk*/, int lane) {
       constexpr int B = Cfg::kWBits;
@@ -212,14 +235,16 @@ struct GemmDenseWgmmaWide {
   static HM_DEVICE void run(const GemmDenseArgs& p) { run_on_aligned_smem<Dense, Body>(p); }
 };
 
-// The kernels the twins instantiate: gemm_dense's template arguments and parameters (HM_GEMM_DENSE_*).
+// The kernels the twins instantiate: gemm_dense's template arguments and parameters (HM_GEMM_DENSE_*); the
+// producer form adds a warpgroup (WgmmaConfig::kCtaThreads).
+#define HM_GEMM_DENSE_WGMMA_BOUNDS __launch_bounds__(32 * (WARP_M * WARP_N * WARP_K + 4 * PRODUCER), MIN_BLOCKS)
 template <HM_GEMM_DENSE_TEMPLATE>
-__global__ void HM_GEMM_DENSE_BOUNDS gemm_dense_wgmma(HM_GEMM_DENSE_PARAMS) {
+__global__ void HM_GEMM_DENSE_WGMMA_BOUNDS gemm_dense_wgmma(HM_GEMM_DENSE_PARAMS) {
   GemmDenseWgmma<WgmmaConfig<HM_GEMM_DENSE_CONFIG>>::run(HM_GEMM_DENSE_ARGS);
 }
 
 template <HM_GEMM_DENSE_TEMPLATE>
-__global__ void HM_GEMM_DENSE_BOUNDS gemm_dense_wgmma_wide(HM_GEMM_DENSE_PARAMS) {
+__global__ void HM_GEMM_DENSE_WGMMA_BOUNDS gemm_dense_wgmma_wide(HM_GEMM_DENSE_PARAMS) {
   GemmDenseWgmmaWide<WgmmaConfig<HM_GEMM_DENSE_CONFIG>>::run(HM_GEMM_DENSE_ARGS);
 }
 

@@ -13,12 +13,16 @@ one n64 block per warp, no k-warps, operands swapped by construction (``swap_n8`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from humming.capabilities.model import DeviceCapabilities
 from humming.core.codegen import Requirement
 from humming.core.dtypes import DType
-from humming.errors import InvalidInputError
+from humming.errors import InternalError, InvalidInputError
 from humming.kernels.gemm_dense import GemmDenseSpec, Tile
+
+if TYPE_CHECKING:
+    from humming.core.launcher import CompiledKernel
 
 #: The kernel aligns its dynamic shared memory to the 128-byte swizzle atom (1024 bytes) at run time.
 SMEM_ALIGN = 1024
@@ -62,6 +66,9 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
 
     header = "gemm_dense_wgmma.cuh"
     kernel = "humming::gemm_dense_wgmma"
+    #: producer=1 adds a warpgroup: its first warp issues the copies, and setmaxnreg moves its registers to the
+    #: compute warpgroups (WgmmaConfig).
+    producer_warps = 4
 
     def check(self) -> None:
         super().check()
@@ -73,7 +80,6 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
             "frag_n": (self.frag_n == 1, "frag_n = 1 (one n64 block per warp)"),
             "warp_k": (self.warp_k == 1, "warp_k = 1"),
             "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0 (the wgmma kernel swaps operands by construction)"),
-            "producer": (self.producer == 0, "producer = 0 (its wgmmas still read a stage after compute returns)"),
         }
         _check_rules(self, rules)
 
@@ -90,7 +96,16 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
     def exports(self) -> dict[str, str]:
         cfg = f"humming::WgmmaConfig<humming::GemmDenseConfig<{self.cpp_args()}>>"
         return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kCtaThreads", "block_m": f"{cfg}::kBM",
-                "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK"}
+                "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK",
+                "split_registers": f"({cfg}::kSplitRegs ? {cfg}::kLaunchRegs : 0)"}
+
+    def check_compiled(self, kernel: CompiledKernel) -> None:
+        # setmaxnreg.inc waits until the CTA's pool holds what it asks for; the split is computed from the
+        # launch allocation the bounds imply, so a cubin allocating fewer registers would hang, not fail.
+        want = kernel.exports.get("split_registers", 0)
+        if want and kernel.resources.registers != want:
+            raise InternalError(f"{self.describe()}: the producer's register split assumes {want} registers a "
+                                f"thread at launch, the cubin allocates {kernel.resources.registers}")
 
 
 #: wgmma N choices of the wide form: activation rows per warpgroup.
@@ -116,7 +131,6 @@ class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
             "frag_n": (self.frag_n == 1, "frag_n = 1"),
             "warp_k": (self.warp_k == 1, "warp_k = 1"),
             "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0"),
-            "producer": (self.producer == 0, "producer = 0 (its wgmmas still read a stage after compute returns)"),
         }
         _check_rules(self, rules)
 

@@ -18,7 +18,7 @@ from humming.core.build import compile_many
 from humming.core.formats import Granularity, ScaleSpec, WeightFormat, ZeroPointSpec
 from humming.core.problem import GemmProblem
 from humming.devices.nvidia import archs, tuning
-from humming.errors import InvalidInputError, UnsupportedError
+from humming.errors import InternalError, InvalidInputError, UnsupportedError
 from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
 from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, wgmma_tile, wide_tile
 
@@ -280,9 +280,6 @@ def test_a_producer_warp_needs_cp_async_and_takes_the_copies_and_the_stage_barri
     hopper = archs.capabilities("sm_90a")
     with pytest.raises(InvalidInputError, match="producer=1 with bulk_w=1"):
         GemmDenseSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d, replace(tile, bulk_w=1))
-    with pytest.raises(InvalidInputError, match="producer=1"):
-        GemmDenseWgmmaSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d,
-                                 Tile(1, 4, 4, 1, 1, 64, 6, 8, 2, producer=1))
     plain = GemmDenseSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d, replace(tile, producer=0))
     specs = {"plain": plain}
     for arch in ("sm_80", "sm_90a"):
@@ -295,7 +292,7 @@ def test_a_producer_warp_needs_cp_async_and_takes_the_copies_and_the_stage_barri
     for name, spec in specs.items():
         (kernel,) = compile_many([spec])
         assert kernel.exports["smem_bytes"] == spec.smem_bytes()
-        assert kernel.exports["threads"] == spec.tile.threads
+        assert kernel.exports["threads"] == spec.tile.threads == spec.cta_threads()
         # the producer warp's copies are described by a few registers (per-chunk offsets for 32 threads spilled)
         assert kernel.resources.spill_stores == 0, (name, kernel.resources)
         if tool is None or name == "sm_80":
@@ -316,3 +313,35 @@ def test_a_producer_warp_needs_cp_async_and_takes_the_copies_and_the_stage_barri
     # neither, and waits / arrives on mbarriers instead
     assert specs["plain"][0] > 0 and specs["plain"][2] == 0, specs["plain"]
     assert specs["sm_90a"][:2] == (0, 0) and specs["sm_90a"][2] > 0, specs["sm_90a"]
+
+
+def test_the_wgmma_producer_is_a_warpgroup_that_gives_its_registers_to_the_mma_warpgroups(tmp_path: Path) -> None:
+    hopper = archs.capabilities("sm_90a")
+    d = DecodeParams.of(W4)
+    # two MMA warpgroups and the producer's: 384 threads launch at 168 registers a thread; the producer drops to 56
+    # and the MMA warps take the rest (224), as much as the pool holds, so setmaxnreg.inc cannot wait forever
+    spec = GemmDenseWgmmaWideSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d,
+                                        replace(wide_tile(2, 1, 256, 5), producer=1))
+    spec.check_supported(hopper)
+    assert spec.cta_threads() == 384 and spec.tile.threads == 288  # the Tile counts one producer warp
+    one_group = GemmDenseWgmmaWideSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d,
+                                             replace(wide_tile(1, 1, 256, 5), producer=1))
+    k, k1 = compile_many([spec, one_group])
+    assert k.exports["threads"] == 384 and k.resources.registers == k.exports["split_registers"] == 168
+    assert k.resources.spill_stores == 0, k.resources
+    spec.check_compiled(k)
+    # 256 threads launch at 255 registers: nothing to move, no setmaxnreg
+    assert k1.exports["threads"] == 256 and k1.exports["split_registers"] == 0
+    with pytest.raises(InternalError, match="assumes 168 registers"):
+        spec.check_compiled(replace(k, resources=replace(k.resources, registers=128)))
+    tool = _nvdisasm()
+    if tool is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    counts = []
+    for i, kernel in enumerate((k, k1)):
+        cubin = tmp_path / f"{i}.cubin"
+        cubin.write_bytes(kernel.binary)
+        sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+        counts.append((re.findall(r"USETMAXREG\.(\w+)\.CTAPOOL\w* (?:UP\d, )?(0x[0-9a-f]+)", sass)))
+    assert sorted(counts[0]) == [("DEALLOC", "0x38"), ("TRY_ALLOC", "0xe0")], counts[0]
+    assert counts[1] == [], counts[1]

@@ -234,7 +234,7 @@ class DenseTuner:
             ws = 2 * grid * t.block_m * t.block_n
         else:
             raise InvalidInputError(f"schedule={schedule!r}; allowed: data-parallel, split-k, stream-k")
-        return KernelPlan(problem, spec, grid, t.threads, spec.smem_bytes(), ws, tiles if ws else 0, schedule,
+        return KernelPlan(problem, spec, grid, spec.cta_threads(), spec.smem_bytes(), ws, tiles if ws else 0, schedule,
                           tuple(reasons))
 
     @staticmethod

@@ -139,20 +139,22 @@ struct ActivationLoader {
   }
 };
 
-// The producer warp's copies (the kernel's last warp, threads FIRST .. FIRST + 31, which issues every chunk of a
-// stage): one lane covers fixed columns of every row, so a base pointer and strides describe all of its chunks
-// (the per-chunk offsets of the loaders above would take ~100 registers for 32 threads). Every write is a
-// cp.async, zero-filled past K, so that the stage's mbarrier (cp.async.mbarrier.arrive) covers all of them.
-template <class Stage, int FIRST>
+// The producer's copies (the kernel's last THREADS threads, FIRST .. FIRST + THREADS - 1, a warp or a warpgroup,
+// which issue every chunk of a stage): one lane covers fixed columns of every row, so a base pointer and strides
+// describe all of its chunks (the per-chunk offsets of the loaders above would take ~100 registers for 32
+// threads). Every write is a cp.async, zero-filled past K, so that the stage's mbarrier
+// (cp.async.mbarrier.arrive) covers all of them.
+template <class Stage, int FIRST, int THREADS = 32>
 struct WarpWeightLoader {
   static constexpr int RC = Stage::kRowChunks;  // 16-byte chunks per k16 row of the tile
   static constexpr int ROWS = Stage::BK / 16;
-  static constexpr int LPR = RC < 32 ? RC : 32;  // lanes per row
-  static constexpr int RPP = 32 / LPR;           // rows per pass of the warp
+  static constexpr int LPR = RC < THREADS ? RC : THREADS;  // lanes per row
+  static constexpr int RPP = THREADS / LPR;                // rows per pass of the producer
   static constexpr int CPL = RC / LPR;           // chunks per lane and row
   // Regular: whole rows per lane column (4- and 8-bit codes and most others); else (e.g. 3-bit codes, 48 chunks
-  // a row) chunk c = lane + 32 i of the stage, its row and column computed per copy.
-  static constexpr bool kRegular = RC % LPR == 0 && 32 % LPR == 0 && ROWS % RPP == 0;
+  // a row) chunk c = lane + THREADS i of the stage, its row and column computed per copy.
+  static constexpr bool kRegular = RC % LPR == 0 && THREADS % LPR == 0 && ROWS % RPP == 0;
+  static_assert(!kRegular || RC / LPR <= 32, "one bit a chunk column in `ok`");
   static constexpr int TOTAL = ROWS * RC;
   const char* base;       // regular: the lane's first chunk (row lane / LPR, column lane % LPR); else chunk 0
   long long row_stride;   // global bytes between k16 rows
@@ -188,21 +190,21 @@ struct WarpWeightLoader {
             arch::cp_async16(to + (i * RPP * RC + LPR * j) * 16, src + i * RPP * row_stride + LPR * j * 16, pol);
     } else {
 #pragma unroll
-      for (int i = 0; i < (TOTAL + 31) / 32; ++i) {
-        const int c = lane + 32 * i;
+      for (int i = 0; i < (TOTAL + THREADS - 1) / THREADS; ++i) {
+        const int c = lane + THREADS * i;
         const int row = c / RC, col = c - row * RC;
-        if ((TOTAL % 32 == 0 || c < TOTAL) && col < valid)
+        if ((TOTAL % THREADS == 0 || c < TOTAL) && col < valid)
           arch::cp_async16(dst + c * 16, src + row * row_stride + col * 16, pol);
       }
     }
   }
 };
 
-template <class Stage, int FIRST>
+template <class Stage, int FIRST, int THREADS = 32>
 struct WarpActivationLoader {
   static constexpr int CPR = Stage::BK / 8;  // 16-byte chunks per row (8, 16 or 32)
-  static constexpr int RPP = 32 / CPR;       // rows per pass of the warp
-  static_assert(Stage::BM % RPP == 0, "activation rows must split evenly over one warp");
+  static constexpr int RPP = THREADS / CPR;  // rows per pass of the producer
+  static_assert(Stage::BM % RPP == 0, "activation rows must split evenly over the producer's threads");
   const char* base;  // the lane's chunk of row r0 = lane / CPR at kt = 0
   long long pass_stride;  // global bytes between the lane's rows (RPP rows apart)
   int rows_left;          // rows of the tile from r0 on inside M
@@ -224,11 +226,11 @@ struct WarpActivationLoader {
     const int r0 = lane / CPR, ck = lane % CPR;
     const bool in_k = kt * Stage::BK + kk < k;
     const char* src = base + (in_k ? static_cast<long long>(kt) * Stage::BK * 2 : 0);  // past K: a valid address
+    // A running pointer: the compiler would otherwise keep (or spill) all BM / RPP row offsets across the loop.
 #pragma unroll
-    for (int i = 0; i < Stage::BM / RPP; ++i)
+    for (int i = 0; i < Stage::BM / RPP; ++i, src += pass_stride)
       if (i * RPP < rows_left)  // rows past M are never read back (their results are not stored)
-        arch::cp_async16_zfill(dst + mma::a_tile_offset<Stage::BK>(r0 + i * RPP, ck), src + i * pass_stride,
-                               in_k ? 16u : 0u);
+        arch::cp_async16_zfill(dst + mma::a_tile_offset<Stage::BK>(r0 + i * RPP, ck), src, in_k ? 16u : 0u);
   }
 };
 

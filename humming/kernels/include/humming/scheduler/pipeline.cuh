@@ -17,16 +17,19 @@
 namespace humming {
 namespace scheduler {
 
-// The producer form (Cfg::kProducer): warp kWarps issues every copy of the CTA's range, up to STAGES stages
-// ahead of the slowest compute warp; stage s is handed over on two mbarriers after the stages and the reduction
-// buffer: full[s] (32 arrivals: each producer lane's cp.async.mbarrier.arrive, made when that lane's copies of the
-// stage have landed) and empty[s] (one arrival per compute thread once its reads of the stage are done). The
-// compute warps never meet at a CTA-wide barrier inside the k-loop. Bodies with kLagStages > 0 (asynchronous
-// MMAs still reading a stage after compute() returns) are not supported here.
+// The producer form (Cfg::kProducer): Cfg::kProducerWarps warps after the compute warps issue every copy of the
+// CTA's range, up to STAGES stages ahead of the slowest compute warp (a warpgroup of them can give registers to
+// the compute warps: Cfg::producer_registers / compute_registers); stage s is handed over on two mbarriers after
+// the stages and the reduction buffer: full[s] (one arrival per producer thread: its
+// cp.async.mbarrier.arrive, made when that thread's copies of the stage have landed) and empty[s] (one arrival per
+// compute thread once its reads of the stage are done). The compute warps never meet at a CTA-wide barrier
+// inside the k-loop. A body with kLagStages = 1 (asynchronous MMAs still reading the stage after compute()
+// returns) hands a stage back after the next compute(), whose first wait retires them, or after drain() at the
+// end of a segment.
 template <class Kernel, class Body, class Args>
 HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   using Cfg = typename Kernel::Config;
-  static_assert(Body::kLagStages == 0, "the producer form hands a stage back when compute() returns");
+  static_assert(Body::kLagStages <= 1, "the producer form hands a stage back at most one compute() late");
   constexpr int S = Kernel::S;
   const int tid = threadIdx.x;
   const int k_iters = p.k_pad / Kernel::BK;
@@ -39,13 +42,14 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   const u32 empty = full + 8 * S;
   if (tid == 0) {
     for (int s = 0; s < S; ++s) {
-      arch::mbarrier_init(full + 8 * s, 32);
+      arch::mbarrier_init(full + 8 * s, 32 * Cfg::kProducerWarps);
       arch::mbarrier_init(empty + 8 * s, Cfg::kThreads);
     }
   }
   __syncthreads();  // the barriers are initialised before either side uses them (the last CTA-wide barrier)
 
-  if (tid >= Cfg::kThreads) {  // the producer warp
+  if (tid >= Cfg::kThreads) {  // the producer's warps
+    Cfg::producer_registers();
     const u64 pol_w = arch::policy_evict_first();
     int tile = static_cast<int>(begin / k_iters);
     int kt = static_cast<int>(begin - static_cast<long long>(tile) * k_iters);
@@ -70,6 +74,7 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
     return;  // copies still in flight land in a CTA whose compute warps wait for them
   }
 
+  Cfg::compute_registers();
   const int lane = tid & 31;
   const int warp = tid >> 5;
   const int wn = warp % Cfg::kWarpN;
@@ -86,11 +91,17 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
       arch::mbarrier_wait(full + 8 * stage, parity);
       body.after_wait();
       body.compute(smem + stage * Kernel::Stage::kBytes, wm, wn, wk, lane);
-      arch::mbarrier_arrive(empty + 8 * stage);
+      // Lagging bodies: this compute()'s first wait retired the previous stage's MMAs (none before a segment).
+      if constexpr (Body::kLagStages == 0) arch::mbarrier_arrive(empty + 8 * stage);
+      else if (it > seg_begin) arch::mbarrier_arrive(empty + 8 * (stage == 0 ? S - 1 : stage - 1));
       if (++stage == S) {
         stage = 0;
         parity ^= 1;
       }
+    }
+    if constexpr (Body::kLagStages > 0) {
+      body.drain();
+      arch::mbarrier_arrive(empty + 8 * (stage == 0 ? S - 1 : stage - 1));
     }
     int mt, nt;
     scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);

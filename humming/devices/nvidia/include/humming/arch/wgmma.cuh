@@ -26,6 +26,21 @@ HM_DEVICE void wgmma_wait() {
 // Generic-proxy shared-memory writes (cp.async, st.shared) -> visible to wgmma's async-proxy reads.
 HM_DEVICE void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
+// setmaxnreg (sm_90a, PTX ISA 8.0): the executing warpgroup gives registers back to the CTA's pool (dec) or takes
+// them from it (inc, waiting until enough were given back); N is a multiple of 8 in 24..256. A producer warpgroup
+// that only issues copies lowers itself so that the MMA warpgroups can hold more accumulators than the launch's
+// per-thread cap allows.
+template <int N>
+HM_DEVICE void setmaxnreg_dec() {
+  static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg takes a multiple of 8 in 24..256");
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+HM_DEVICE void setmaxnreg_inc() {
+  static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg takes a multiple of 8 in 24..256");
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
 // Matrix descriptor (PTX ISA "Matrix Descriptor Format"): start address >> 4 in bits 0-13, leading byte offset
 // >> 4 in 16-29 (unused by swizzled K-major layouts whose K extent fits one atom: 1 by convention), stride byte
 // offset >> 4 in 32-45 (1024: the next 8 rows), base offset 0 (atoms 1024-byte aligned), swizzle mode in 62-63
