@@ -13,6 +13,8 @@
 // - Pipeline: the cp.async ring of gemm_dense.cuh; after each wait, fence.proxy.async makes the stage's
 //   generic-proxy writes visible to wgmma. One wgmma group stays in flight across stage boundaries, so the
 //   ring keeps one stage of slack: a stage is refilled only after the group reading it has been waited for.
+//   With PRODUCER = 1 a fifth warpgroup issues every copy and hands stages over on mbarriers
+//   (scheduler/pipeline.cuh), moving its registers to the MMA warpgroups with setmaxnreg (WgmmaConfig).
 // - Epilogue: the swapped accumulators are stored directly (epilogue/store.cuh), Stream-K / split-K partial
 //   tiles reduced through the workspace as in the mma.sync kernel.
 #pragma once

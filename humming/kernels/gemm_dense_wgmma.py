@@ -31,16 +31,19 @@ TOKENS_PER_WARPGROUP = (16, 32, 64)
 
 
 def wgmma_tile(warpgroups_n: int, warpgroups_m: int, tokens: int, stages: int, min_blocks: int = 1,
-               group_m: int = 8) -> Tile:
-    """The Tile of a wgmma kernel: ``warpgroups_n`` x 256 weight columns by ``warpgroups_m`` x ``tokens`` rows."""
-    return Tile(warpgroups_m, tokens // 16, 4 * warpgroups_n, 1, 1, 64, stages, group_m, min_blocks)
+               group_m: int = 8, producer: int = 0) -> Tile:
+    """The Tile of a wgmma kernel: ``warpgroups_n`` x 256 weight columns by ``warpgroups_m`` x ``tokens`` rows
+    (``producer=1``: plus a producer warpgroup that issues the copies)."""
+    return Tile(warpgroups_m, tokens // 16, 4 * warpgroups_n, 1, 1, 64, stages, group_m, min_blocks,
+                producer=producer)
 
 
 def wide_tile(warpgroups_n: int, warpgroups_m: int, tokens: int, stages: int, min_blocks: int = 1,
-              group_m: int = 8) -> Tile:
+              group_m: int = 8, producer: int = 0) -> Tile:
     """The Tile of a wide wgmma kernel: ``warpgroups_n`` x 64 weight columns by ``warpgroups_m`` x ``tokens`` rows
-    (each warp of a group one m16 fragment of the group's 64 columns)."""
-    return Tile(4 * warpgroups_m, tokens // 64, warpgroups_n, 1, 1, 64, stages, group_m, min_blocks)
+    (each warp of a group one m16 fragment of the group's 64 columns; ``producer=1`` as in wgmma_tile)."""
+    return Tile(4 * warpgroups_m, tokens // 64, warpgroups_n, 1, 1, 64, stages, group_m, min_blocks,
+                producer=producer)
 
 
 def _wgmma_requirement(act: DType, n_values: tuple[int, ...]) -> Requirement:

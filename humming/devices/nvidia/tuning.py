@@ -71,15 +71,18 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     TileRule(32, wgmma_tile(1, 1, 32, 8, min_blocks=2),
              "wgmma, one warpgroup of 256 columns x 32 rows (m64n32k16), 2 CTAs per SM", kernel=GemmDenseWgmmaSpec,
              min_nvrtc=WGMMA_MIN_NVRTC),
-    # M = 65..128: two 64-row tiles of this form measured 167 us against 177 us for the wide form's 128-row
-    # tile (28672 x 8192, H200, 2026-12-02); past 128 rows the wide form wins (M = 256: 276 against 298 us).
-    TileRule(128, wgmma_tile(1, 1, 64, 6, min_blocks=2),
-             "wgmma, one warpgroup of 256 columns x 64 rows (m64n64k16), 2 CTAs per SM", kernel=GemmDenseWgmmaSpec,
-             min_nvrtc=WGMMA_MIN_NVRTC),
+    # M = 33..128: two warpgroups of 256 columns x 64 rows fed by a producer warpgroup (setmaxnreg): 93.1 us at
+    # M = 64 and 153.4 at M = 128 against 104.0 and 166.9 for one warpgroup, 2 CTAs an SM, without a producer
+    # (28672 x 8192 s4 g128 bf16, H200, 2026-12-03); the wide form's 64- and 128-row tiles lost (119, 224 us).
+    TileRule(128, wgmma_tile(2, 1, 64, 4, producer=1),
+             "wgmma, two warpgroups of 256 columns x 64 rows (m64n64k16) and a producer warpgroup",
+             kernel=GemmDenseWgmmaSpec, min_nvrtc=WGMMA_MIN_NVRTC),
     # Past 128 rows, the wide form: one m16 fragment per warp and one wgmma of N = 256 activation rows per
-    # warpgroup and k16 step (a quarter of the dequantisation per MAC of the four-fragment form).
-    TileRule(_INF, wide_tile(2, 1, 256, 5),
-             "wgmma wide: two warpgroups of 64 columns x 256 rows (m64n256k16), 8 warps per SM",
+    # warpgroup and k16 step (a quarter of the dequantisation per MAC of the four-fragment form), its copies
+    # issued by a producer warpgroup: M = 1024 815.7 us, M = 4096 3595 (6 stages) against 1038.7 and 4522.8
+    # with every warp copying (28672 x 8192 s4 g128 bf16, H200, 2026-12-03; s8 1019 -> 865 us at M = 1024).
+    TileRule(_INF, wide_tile(2, 1, 256, 6, producer=1),
+             "wgmma wide: two warpgroups of 64 columns x 256 rows (m64n256k16) and a producer warpgroup",
              kernel=GemmDenseWgmmaWideSpec, min_nvrtc=WGMMA_MIN_NVRTC),
     TileRule(32, Tile(1, 2, 4, 1, 2, 128, 4, 8, 2), "two m16 blocks"),
     TileRule(48, Tile(1, 3, 4, 1, 2, 128, 4, 8, 1), "three m16 blocks"),
