@@ -21,6 +21,13 @@
 #include <gemm_dense.cuh>
 #include <humming/arch/wgmma.cuh>
 
+// wgmma groups a warpgroup leaves in flight after each k16 step's commit (experiment switch for
+// benchmarks/profile_wna16.py --define; 1 = the measured default). Each stage holds four k16 steps, so any value
+// up to 3 has retired a stage's groups by the end of the next compute(), which is when the ring reuses it.
+#ifndef HM_WGMMA_PENDING
+#define HM_WGMMA_PENDING 1
+#endif
+
 namespace humming {
 
 // Dynamic shared memory is aligned up to this in the kernel (128-byte swizzle atoms are 1024-byte aligned).
@@ -130,7 +137,7 @@ struct GemmDenseWgmma {
         arch::wgmma_commit();
         // The previous step's group is done with its A registers (and, at ks = 0, with the stage before this
         // one): at most two steps' 32 registers stay live, and the tensor pipe never drains between stages.
-        arch::wgmma_wait<1>();
+        arch::wgmma_wait<HM_WGMMA_PENDING>();
       }
     }
 
@@ -220,7 +227,7 @@ struct GemmDenseWgmmaWide {
         arch::wgmma_rs<TOK>(Act{}, reinterpret_cast<float(&)[TOK / 2]>(acc.d), wa,
                             arch::wgmma_desc_sw128(sA + ks * 32));
         arch::wgmma_commit();
-        arch::wgmma_wait<1>();
+        arch::wgmma_wait<HM_WGMMA_PENDING>();
       }
     }
 
