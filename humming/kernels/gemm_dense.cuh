@@ -37,14 +37,9 @@
 
 namespace humming {
 
-template <bool C, class T, class F>
-struct Select {
-  using type = T;
-};
-template <class T, class F>
-struct Select<false, T, F> {
-  using type = F;
-};
+// std::conditional (NVRTC has no <type_traits> without the toolkit headers).
+template <bool C, class T, class F> struct Select { using type = T; };
+template <class T, class F> struct Select<false, T, F> { using type = F; };
 
 enum WeightKind : int { kWeightInt = 0, kWeightFloat = 1 };
 enum ZeroMode : int { kZeroConst = 0, kZeroGroup = 1 };
@@ -114,11 +109,9 @@ struct GemmDenseConfig {
   static constexpr int kCtaThreads = kThreads + 32 * kProducerWarps;
   static constexpr int kBarrierBytes = kBulkWeights ? 8 * kStages : (kProducer ? 16 * kStages : 0);
   static constexpr int kSmemBytes = kStages * Stage::kBytes + kRedBytes + kBarrierBytes;
-
   // Register split between the producer and the compute warps (setmaxnreg, wgmma kernels): none here.
   static HM_DEVICE void producer_registers() {}
   static HM_DEVICE void compute_registers() {}
-
   // A barrier among the compute warps (epilogue), without the producer warp, which never reaches it.
   static HM_DEVICE void sync_compute() {
     if constexpr (kProducer) arch::named_barrier_sync(1, kThreads);
