@@ -52,9 +52,9 @@ for step in $steps; do
     wgmma-tiles) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
       T="wide:4,4,2,1,1,64,6,8,1,0,0,1 data-parallel; wgmma:1,4,8,1,1,64,4,8,1,0,0,1; wgmma:2,4,4,1,1,64,4,8,1,0,0,1"
       timeout 120 $P --m 1024,4096 --tiles "$T; wide:4,4,2,1,1,64,6,16,1,0,0,1"
-      timeout 150 $P --m 64,128,1024,4096 --define HM_WGMMA_PENDING=2 --tiles "$T; wide:4,4,2,1,1,64,5,8,1,0,0,1"
+      echo "# HM_WGMMA_PENDING=2"; timeout 150 $P --m 64,128,1024,4096 --define HM_WGMMA_PENDING=2 --tiles "$T; wide:4,4,2,1,1,64,5,8,1,0,0,1"
       for f in "w8a16 s8 ch" mxfp4; do for d in HM_WGMMA_PENDING=1 HM_WGMMA_PENDING=2; do
-        timeout 60 $P --m 64,1024 --format "$f" --define $d; done; done
+        echo "# $f $d"; timeout 60 $P --m 64,1024 --format "$f" --define $d; done; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/wgmma-tiles.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
