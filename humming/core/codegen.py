@@ -169,6 +169,10 @@ class KernelSpec:
         """C++ integer constant expressions to export from the cubin, by name (read back as ``exports``)."""
         return {}
 
+    def check_compiled(self, kernel: Any) -> None:
+        """Raise InternalError if the compiled kernel (a CompiledKernel) breaks an assumption its launch relies on,
+        such as the register allocation a setmaxnreg split was computed from; called before the first launch."""
+
     def requirements(self) -> tuple[Requirement, ...]:
         """The capabilities this spec needs; by default those its parameter values declare."""
         found = []

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from humming.capabilities.model import DeviceCapabilities, Target
 from humming.core import dtypes
@@ -18,9 +17,6 @@ from humming.core.codegen import KernelSpec, Requirement, param
 from humming.core.dtypes import DType
 from humming.core.formats import Granularity, WeightFormat, ZeroPointSpec
 from humming.errors import InvalidInputError, UnsupportedError
-
-if TYPE_CHECKING:
-    from humming.core.launcher import CompiledKernel
 
 ACTIVATIONS = (dtypes.f16, dtypes.bf16)
 _ACT_TAG = {dtypes.f16: "humming::f16_t", dtypes.bf16: "humming::bf16_t"}
@@ -290,9 +286,6 @@ class GemmDenseSpec(KernelSpec):
         stage = r(r(r(r(w) + a) + srows * t.block_n * sbytes) + zrows * t.block_n * 2)
         red = (t.warp_k - 1) * t.block_m * t.block_n * 4 if t.warp_k > 1 else 0
         return t.stages * stage + red + self.barrier_bytes()
-
-    def check_compiled(self, kernel: CompiledKernel) -> None:
-        """Raise InternalError if the cubin breaks an assumption its launch relies on (none here)."""
 
     #: Warps a producer takes (``producer=1``): one here; the wgmma kernels take a warpgroup.
     producer_warps = 1
