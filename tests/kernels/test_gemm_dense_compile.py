@@ -145,7 +145,7 @@ def test_bad_tiles_and_formats_are_refused_with_their_rule() -> None:
         big.check_supported(archs.capabilities("sm_89"))
 
 
-def test_the_tuner_picks_stream_k_except_when_the_tiles_nearly_fill_one_wave() -> None:
+def test_the_tuner_picks_stream_k_except_when_the_tiles_nearly_fill_one_wave_or_make_many() -> None:
     caps = archs.capabilities("sm_90a")
     small = tuning.TUNER.plan(GemmProblem(1, 8192, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
     # 64 tiles of 32 k-steps on 264 resident CTAs: K split 4 ways, 8 k-steps a CTA
@@ -156,9 +156,14 @@ def test_the_tuner_picks_stream_k_except_when_the_tiles_nearly_fill_one_wave() -
     assert odd.schedule == "stream-k" and odd.grid == 132 and odd.counters > 0
     one_wave = tuning.TUNER.plan(GemmProblem(1, 28672, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132)
     assert one_wave.schedule == "data-parallel" and one_wave.workspace_floats == 0 and one_wave.grid == 224
-    large = tuning.TUNER.plan(GemmProblem(4096, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+    # 896 tiles (6.8 waves): Stream-K, one CTA a resident slot
+    large = tuning.TUNER.plan(GemmProblem(1024, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
     assert large.schedule == "stream-k" and large.grid == 132
-    assert "M=4096" in large.explain() and "why:" in large.explain()
+    assert "M=1024" in large.explain() and "why:" in large.explain()
+    # 3584 tiles (27 waves): one CTA a tile, no workspace
+    many = tuning.TUNER.plan(GemmProblem(4096, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+    assert many.schedule == "data-parallel" and many.grid == 3584 and many.workspace_floats == 0
+    assert "27.2 waves" in many.explain()
 
 
 def test_the_gpu_tests_split_k_shape_is_planned_as_split_k_on_an_h200() -> None:

@@ -3,7 +3,7 @@
 ``TUNER.plan(problem, caps, sm_count)`` returns a KernelPlan. Tiles come from the table that fits the target's
 shared memory per block; the first row whose ``max_m`` covers M, whose format filter takes the format and whose
 kernel's MMA instruction the target has (wgmma rows are skipped on targets without wgmma) wins. The grid is data-parallel (one CTA per
-tile) when the tiles nearly fill one wave of resident CTAs, else Stream-K over (tile, k-step) iterations with
+tile) when the tiles nearly fill one wave of resident CTAs or make many waves, else Stream-K over (tile, k-step) iterations with
 one CTA per resident slot: a decode-sized GEMM (M <= 16: a few dozen tiles) still streams weights on every SM,
 and a large one has no tail wave.
 Numbers in the tables were measured on one H200 (benchmarks/NOTES-wna16.md).
@@ -50,6 +50,10 @@ _INF = 1 << 62
 WGMMA_MIN_NVRTC = (13, 5)
 #: One CTA a tile when the tiles fill at least this share of one wave (and at most all of it).
 DP_WAVE_FILL = 0.8
+#: From this many waves of tiles on, one CTA a tile again: the tail wave is a small share and Stream-K's
+#: partial tiles cost more (28672 x 8192 s4 M=4096, wide producer tile, 27 waves: 3391 us against 3582, H200,
+#: 2026-12-03; at 6.8 waves, M=1024, Stream-K still won: 808 against 825).
+DP_MANY_WAVES = 16
 
 #: Targets with >= 160 KiB of shared memory per block (sm_80, sm_87, sm_90a, sm_100a ...).
 LARGE_SMEM: tuple[TileRule, ...] = (
@@ -209,7 +213,7 @@ class DenseTuner:
             # (M = 1024: 896 tiles, 12% over one CTA a tile: no tail wave, no re-launch). Below one wave an
             # even split of every tile's K keeps the CTAs' k ranges aligned (Stream-K's arbitrary ranges cost
             # 14% even with the arithmetic taken out: 44 against 38.7 us, 28672 x 8192 M=1).
-            if DP_WAVE_FILL * resident <= tiles <= resident:
+            if DP_WAVE_FILL * resident <= tiles <= resident or tiles >= DP_MANY_WAVES * resident:
                 schedule = "data-parallel"
             elif splits > 1:
                 schedule = "split-k"
@@ -228,7 +232,9 @@ class DenseTuner:
         elif schedule == "data-parallel":
             grid = tiles
             reasons.append(f"{tiles} tiles fill {tiles / resident:.0%} of one wave of {resident} resident CTAs "
-                           f"({sm_count} SMs x {spec.min_blocks}): one CTA a tile")
+                           f"({sm_count} SMs x {spec.min_blocks}): one CTA a tile" if tiles <= resident else
+                           f"{tiles} tiles are {tiles / resident:.1f} waves of {resident} resident CTAs: one CTA a "
+                           "tile (the tail wave is a small share)")
             ws = 0
         elif schedule == "stream-k":
             grid = min(resident, tiles * k_iters)
