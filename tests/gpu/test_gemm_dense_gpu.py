@@ -51,8 +51,10 @@ FORMATS: dict[str, WeightFormat] = {
     "s4_tensor": wf("s4", "tensor", "f32"),
 }
 MS = (1, 7, 16, 33, 128, 1000, 4096)
-#: (N, K): N not a multiple of 64, K a multiple of 128 (group formats) or only of 64 (padded inside a stage).
-SHAPES = ((1000, 1088), (200, 4096))
+#: (N, K): N not a multiple of 64, K a multiple of 128 (group formats) or only of 64 (padded inside a
+#: 128- or 256-deep decode stage); K = 1000 (992 for groups of 32) ends inside a 64-deep wgmma stage and, for
+#: per-channel formats, inside a k16 step (zero-filled by the loaders, the producer's included).
+SHAPES = ((1000, 1088), (200, 4096), (136, 1000))
 
 
 def _k_for(fmt: WeightFormat, k: int) -> int:
