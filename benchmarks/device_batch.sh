@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 formats check ncu producer wgmma-producer conformance (default: all but ncu and
-# the producer experiments). Each step's log is
+# Steps: devices gpu-tests jit wna16 formats check ncu producer wgmma-producer wgmma-tiles wide2 conformance
+# (default: all but ncu and the experiments: producer .. wide2). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -56,6 +56,14 @@ for step in $steps; do
       for f in "w8a16 s8 ch" mxfp4; do for d in HM_WGMMA_PENDING=1 HM_WGMMA_PENDING=2; do
         echo "# $f $d"; timeout 60 $P --m 64,1024 --format "$f" --define $d; done; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/wgmma-tiles.txt" ;;
+    # the wide form with two n64 blocks a warpgroup (256 x 128: a third fewer activation bytes per MAC; not yet
+    # run on a GPU), against the tuner's 128 x 256, verified; then the check matrix's K-tail shape runs in `check`
+    wide2) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
+      W="wide:4,2,2,2,1,64,6,8,1,0,0,1; wide:4,2,2,2,1,64,8,8,1,0,0,1; wide:4,2,2,2,1,64,8,8,1,0,0,1 data-parallel"
+      timeout 150 $P --m 256,1024,4096 --tiles "$W"
+      timeout 90 $P --m 1024 --n 28672 --k 4096 --tiles "$W"
+      for f in "w8a16 s8 ch" "w4a16 u4 zp g128" mxfp4; do timeout 60 $P --m 1000 --act f16 --format "$f" --tiles "$W"; done
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/wide2.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

@@ -160,7 +160,9 @@ struct GemmDenseWgmma {
 // issues one wgmma.m64nTOKk16 per k16 step for the whole block. Per MAC that is a quarter of the four-fragment
 // form's dequantisation and one large wgmma instead of four of N = 64; the price is TOK = 64 FRAG_M rows per
 // warpgroup (M >= 64 to fill it). Config mapping: WARP_M = 4 x (warpgroups along M), the warp's rank in its
-// group being its fragment; WARP_N = warpgroups along N (64 columns each); FRAG_M = TOK / 64.
+// group being its fragment; WARP_N = warpgroups along N; FRAG_N = n64 blocks per warpgroup (1 or 2: two blocks
+// issue two wgmmas per k16 step against the same activations, halving the activation bytes per MAC);
+// FRAG_M = TOK / 64.
 template <class Cfg>
 struct GemmDenseWgmmaWide {
   using Dense = GemmDense<Cfg>;
@@ -169,10 +171,11 @@ struct GemmDenseWgmmaWide {
   static constexpr int BN = Cfg::kBN, BK = Cfg::kBK;
   static constexpr int TOK = Cfg::kFragM * 64;  // activation rows per warpgroup: wgmma's N
   static constexpr int NB = TOK / 8;
-  using Acc = mma::FragAccumulators<NB>;
+  static constexpr int FN = Cfg::kFragN;
+  using Acc = mma::FragAccumulators<NB, FN>;
 
-  static_assert(!Cfg::kSwapAB && Cfg::kFragN == 1 && Cfg::kWarpK == 1 && Cfg::kWarpM % 4 == 0,
-                "the wide wgmma form takes warpgroups of four fragment warps, one n64 block each");
+  static_assert(!Cfg::kSwapAB && (FN == 1 || FN == 2) && Cfg::kWarpK == 1 && Cfg::kWarpM % 4 == 0,
+                "the wide wgmma form takes warpgroups of four fragment warps, one or two n64 blocks each");
   static_assert(TOK == 64 || TOK == 128 || TOK == 256, "wgmma N (activation rows per warpgroup) is 64, 128 or 256");
   static_assert(BK == 64, "one 128-byte swizzle atom along K per stage");
 
@@ -181,7 +184,7 @@ struct GemmDenseWgmmaWide {
     Acc acc;
     typename Dense::Zero zero;
     dequant::Masks masks;
-    int frag, wgm, wgn;  // the warp's fragment, its warpgroup's row block and 64-column block
+    int frag, wgm, wgn;  // the warp's fragment, its warpgroup's row block and column block (FN x 64)
 
     HM_DEVICE explicit Body(const GemmDenseArgs& p) {
       acc.zero();
@@ -201,31 +204,40 @@ struct GemmDenseWgmmaWide {
       const int g = lane >> 2;
       const u32 sW = arch::smem_u32(base + Stage::kW);
       const u32 sA = arch::smem_u32(base + Stage::kA) + wgm * TOK * (BK * 2);
-      u32 scale[8];
+      u32 scale[FN][8];
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks) {
-        if constexpr (Stage::kSRows > 0) {
-          if (ks == 0 || (ks * 16) % Cfg::kGS == 0) {
-            const int row = Cfg::kGS >= BK ? 0 : (ks * 16) / Cfg::kGS;
-            dequant::load_scale_pairs_of_fragment<Cfg::kSDT>(
-                Act{}, arch::smem_u32(base + Stage::kS) + (row * BN + wgn * 64) * Stage::kSBytes, g, frag, scale);
+        u32 wa[FN][4];
+#pragma unroll
+        for (int fn = 0; fn < FN; ++fn) {
+          const int blk = wgn * FN + fn;
+          if constexpr (Stage::kSRows > 0) {
+            if (ks == 0 || (ks * 16) % Cfg::kGS == 0) {
+              const int row = Cfg::kGS >= BK ? 0 : (ks * 16) / Cfg::kGS;
+              dequant::load_scale_pairs_of_fragment<Cfg::kSDT>(
+                  Act{}, arch::smem_u32(base + Stage::kS) + (row * BN + blk * 64) * Stage::kSBytes, g, frag,
+                  scale[fn]);
+            }
           }
-        }
-        if constexpr (Stage::kZRows > 0) {
-          constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
-          if (ks == 0 || (ks * 16) % zgs == 0) {
-            const int row = zgs >= BK ? 0 : (ks * 16) / zgs;
-            zero.template load_fragment<B>(arch::smem_u32(base + Stage::kZ) + (row * BN + wgn * 64) * 2, g, frag);
+          if constexpr (Stage::kZRows > 0) {
+            constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
+            if (ks == 0 || (ks * 16) % zgs == 0) {
+              const int row = zgs >= BK ? 0 : (ks * 16) / zgs;
+              zero.template load_fragment<B>(arch::smem_u32(base + Stage::kZ) + (row * BN + blk * 64) * 2, g, frag,
+                                             fn);
+            }
           }
+          u32 w[B];
+          memory::load_fragment_words<B>(w, sW + (ks * (BN / 64) + blk) * Stage::kBlockBytes, lane, frag);
+          u32 b[8][2];
+          Dense::template dequant_pairs<0, 4>(w, b, scale[fn], zero, masks, fn);  // pairs 0..3: fragment `frag`
+          wa[fn][0] = b[0][0], wa[fn][1] = b[1][0], wa[fn][2] = b[0][1], wa[fn][3] = b[1][1];
         }
-        u32 w[B];
-        memory::load_fragment_words<B>(w, sW + (ks * (BN / 64) + wgn) * Stage::kBlockBytes, lane, frag);
-        u32 b[8][2];
-        Dense::template dequant_pairs<0, 4>(w, b, scale, zero, masks, 0);  // pairs 0..3: fragment `frag`
-        const u32 wa[4] = {b[0][0], b[1][0], b[0][1], b[1][1]};
         arch::wgmma_fence();
-        arch::wgmma_rs<TOK>(Act{}, reinterpret_cast<float(&)[TOK / 2]>(acc.d), wa,
-                            arch::wgmma_desc_sw128(sA + ks * 32));
+#pragma unroll
+        for (int fn = 0; fn < FN; ++fn)
+          arch::wgmma_rs<TOK>(Act{}, reinterpret_cast<float(&)[TOK / 2]>(acc.d[fn]), wa[fn],
+                              arch::wgmma_desc_sw128(sA + ks * 32));
         arch::wgmma_commit();
         arch::wgmma_wait<HM_WGMMA_PENDING>();
       }

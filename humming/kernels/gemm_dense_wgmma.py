@@ -39,10 +39,11 @@ def wgmma_tile(warpgroups_n: int, warpgroups_m: int, tokens: int, stages: int, m
 
 
 def wide_tile(warpgroups_n: int, warpgroups_m: int, tokens: int, stages: int, min_blocks: int = 1,
-              group_m: int = 8, producer: int = 0) -> Tile:
-    """The Tile of a wide wgmma kernel: ``warpgroups_n`` x 64 weight columns by ``warpgroups_m`` x ``tokens`` rows
-    (each warp of a group one m16 fragment of the group's 64 columns; ``producer=1`` as in wgmma_tile)."""
-    return Tile(4 * warpgroups_m, tokens // 64, warpgroups_n, 1, 1, 64, stages, group_m, min_blocks,
+              group_m: int = 8, producer: int = 0, blocks: int = 1) -> Tile:
+    """The Tile of a wide wgmma kernel: ``warpgroups_n`` x ``blocks`` x 64 weight columns by ``warpgroups_m`` x
+    ``tokens`` rows (each warp of a group one m16 fragment of each of the group's ``blocks`` 64-column blocks;
+    ``producer=1`` as in wgmma_tile)."""
+    return Tile(4 * warpgroups_m, tokens // 64, warpgroups_n, blocks, 1, 64, stages, group_m, min_blocks,
                 producer=producer)
 
 
@@ -131,7 +132,8 @@ class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
             "frag_m": (64 * self.frag_m in WIDE_TOKENS_PER_WARPGROUP,
                        f"frag_m in {[n // 64 for n in WIDE_TOKENS_PER_WARPGROUP]} (wgmma N = 64 frag_m)"),
             "warp_n": (self.warp_n in (1, 2, 4), "warp_n = 1, 2 or 4 (warpgroups along N)"),
-            "frag_n": (self.frag_n == 1, "frag_n = 1"),
+            "frag_n": (self.frag_n in (1, 2) and (self.frag_n == 1 or 64 * self.frag_m <= 128),
+                       "frag_n = 1, or 2 with frag_m <= 2 (two n64 blocks a warpgroup, 2 x N/2 accumulators)"),
             "warp_k": (self.warp_k == 1, "warp_k = 1"),
             "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0"),
         }

@@ -232,9 +232,34 @@ def test_the_wgmma_twin_refuses_tiles_its_template_cannot_run() -> None:
     wide = wide_tile(2, 1, 256, 5)
     GemmDenseWgmmaWideSpec.build(t, dtypes.bf16, dtypes.bf16, d, wide)
     for bad, rule in ((replace(wide, warp_m=2), "warp_m=2"), (replace(wide, frag_m=3), "frag_m=3"),
-                      (replace(wide, warp_n=8), "warp_n=8"), (replace(wide, bk=128), "bk=128")):
+                      (replace(wide, warp_n=8), "warp_n=8"), (replace(wide, bk=128), "bk=128"),
+                      (replace(wide, frag_n=2), "frag_n=2"), (replace(wide, frag_n=3, frag_m=1), "frag_n=3")):
         with pytest.raises(InvalidInputError, match=rule):
             GemmDenseWgmmaWideSpec.build(t, dtypes.bf16, dtypes.bf16, d, bad)
+
+
+def test_the_wide_form_takes_two_column_blocks_a_warpgroup_without_spilling_in_its_loop(tmp_path: Path) -> None:
+    # two n64 blocks a warpgroup (256 x 128 with two warpgroups and a producer): two wgmma.m64n128k16 a k16 step
+    # against the same activations, 2 x 64 accumulator registers
+    hopper = archs.capabilities("sm_90a")
+    specs = [GemmDenseWgmmaWideSpec.build(hopper.target, act, act, DecodeParams.of(fmt),
+                                          wide_tile(2, 1, 128, 6, producer=1, blocks=2))
+             for fmt, act in ((W4, dtypes.bf16), (presets.get("awq_int4").weight, dtypes.f16),
+                              (presets.get("mxfp4").weight, dtypes.bf16))]
+    assert {(s.tile.block_n, s.tile.block_m) for s in specs} == {(256, 128)}
+    tool = _nvdisasm()
+    for i, (spec, kernel) in enumerate(zip(specs, compile_many(specs))):
+        spec.check_compiled(kernel)
+        assert kernel.exports["block_n"] == 256 and kernel.exports["smem_bytes"] == spec.smem_bytes()
+        if tool is None:
+            continue
+        cubin = tmp_path / f"{i}.cubin"
+        cubin.write_bytes(kernel.binary)
+        loop = _wgmma_loop(subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode())
+        assert sum("HGMMA.64x128x16" in ln for ln in loop) == 8, spec.describe()  # 4 k16 steps x 2 blocks
+        assert not any(op in ln for ln in loop for op in ("LDL", "STL", "gsb0, 0x0")), spec.describe()
+    if tool is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
 
 
 def test_an_nvrtc_that_miscompiles_wgmma_falls_back_to_mma_sync_and_says_why(monkeypatch) -> None:

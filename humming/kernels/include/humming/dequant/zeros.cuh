@@ -38,13 +38,13 @@ struct ZeroTerms {
     for (int j = 0; j < 8; ++j) set<B>(fn, j, z[j]);
   }
 
-  // The zero points of m16 fragment f only (n8 fragments 2f, 2f + 1) as j = 0, 1 of block 0: the wide wgmma
-  // form, whose warps each dequantise one fragment.
+  // The zero points of m16 fragment f only (n8 fragments 2f, 2f + 1) as j = 0, 1 of block fn: the wide wgmma
+  // form, whose warps each dequantise one fragment of each of their blocks.
   template <int B>
-  HM_DEVICE void load_fragment(u32 row, int g, int f) {
+  HM_DEVICE void load_fragment(u32 row, int g, int f, int fn = 0) {
     const u32 v = arch::lds32(row + g * 16 + 4 * f);
-    set<B>(0, 0, splat_lo(v));
-    set<B>(0, 1, splat_hi(v));
+    set<B>(fn, 0, splat_lo(v));
+    set<B>(fn, 1, splat_hi(v));
   }
 
   // The offsets of one zero-point pair z (both halves the same activation-type zero).

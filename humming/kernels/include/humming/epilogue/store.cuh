@@ -99,17 +99,20 @@ HM_DEVICE void store_tile(const Args& p, const mma::SwapAccumulators<FN, NB>& ac
                                   row0, gs);
 }
 
-// One wgmma fragment per warp (the wide wgmma form): the warp's wm is 4 x (its warpgroup's row block) + (its
-// fragment f), wn its warpgroup's 64-column block; rows per warpgroup 8 NB.
-template <class Cfg, class Args, int NB>
-HM_DEVICE void store_tile(const Args& p, const mma::FragAccumulators<NB>& acc, int mt, int nt, int wm, int wn,
+// One wgmma fragment per warp and n64 block (the wide wgmma form): the warp's wm is 4 x (its warpgroup's row
+// block) + (its fragment f), wn its warpgroup's column block of FN x 64; rows per warpgroup 8 NB.
+template <class Cfg, class Args, int NB, int FN>
+HM_DEVICE void store_tile(const Args& p, const mma::FragAccumulators<NB, FN>& acc, int mt, int nt, int wm, int wn,
                           int lane, float fix) {
   const int g = lane >> 2, t = lane & 3;
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
   const int row0 = mt * Cfg::kBM + (wm >> 2) * NB * 8 + 2 * t;
 #pragma unroll
-  for (int half = 0; half < 2; ++half)
-    store_swapped_column<Cfg>(p, acc.d, half, nt * Cfg::kBN + wn * 64 + 16 * (wm & 3) + g + 8 * half, row0, gs);
+  for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+      store_swapped_column<Cfg>(p, acc.d[fn], half, nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * (wm & 3) + g + 8 * half,
+                                row0, gs);
 }
 
 // Add the other k-warps' accumulators into warp-k 0's (through `red`, (WARP_K-1) * BM * BN floats).
@@ -137,10 +140,12 @@ HM_DEVICE void for_each_quad(mma::SwapAccumulators<FN, NB>& acc, F&& f) {
       for (int h = 0; h < NB; ++h) f(acc.d[fn][q][h], (fn * 4 + q) * NB + h);
 }
 
-template <int NB, class F>
-HM_DEVICE void for_each_quad(mma::FragAccumulators<NB>& acc, F&& f) {
+template <int NB, int FN, class F>
+HM_DEVICE void for_each_quad(mma::FragAccumulators<NB, FN>& acc, F&& f) {
 #pragma unroll
-  for (int h = 0; h < NB; ++h) f(acc.d[h], h);
+  for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+    for (int h = 0; h < NB; ++h) f(acc.d[fn][h], fn * NB + h);
 }
 
 HM_DEVICE void add4(float (&c)[4], const float4& o) {

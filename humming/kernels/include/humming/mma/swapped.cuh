@@ -40,17 +40,20 @@ HM_DEVICE void load_n8_operands(u32 (&x)[2][2], u32 tile, int ks, int lane) {
   x[0][0] = d[0], x[0][1] = d[1], x[1][0] = d[2], x[1][1] = d[3];
 }
 
-// One m64 wgmma fragment per warp (the wide wgmma form): d[h][e] is weight column 16 f + g + 8 (e / 2) of the
-// warpgroup's 64-column block (f: the warp's rank in its warpgroup) and activation row 8 h + 2 t + (e % 2).
-template <int NB>
+// One m64 wgmma fragment per warp and n64 block (the wide wgmma form): d[fn][h][e] is weight column
+// 16 f + g + 8 (e / 2) of the warpgroup's block fn (f: the warp's rank in its warpgroup) and activation row
+// 8 h + 2 t + (e % 2).
+template <int NB, int FN = 1>
 struct FragAccumulators {
-  float d[NB][4];
+  float d[FN][NB][4];
 
   HM_DEVICE void zero() {
 #pragma unroll
-    for (int h = 0; h < NB; ++h)
+    for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) d[h][e] = 0.0f;
+      for (int h = 0; h < NB; ++h)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) d[fn][h][e] = 0.0f;
   }
 };
 
