@@ -119,15 +119,16 @@ class Tile:
 
     @property
     def threads(self) -> int:
-        """Threads per CTA: the compute warps, plus the producer warp if any."""
+        """Threads per CTA with a one-warp producer (the mma.sync kernel's); a kernel's own count, whose producer
+        may be a warpgroup, is its spec's ``cta_threads()``."""
         return 32 * (self.warp_m * self.warp_n * self.warp_k + self.producer)
 
     def describe(self) -> str:
-        return (f"{self.block_m}x{self.block_n}x{self.bk} tile, {self.threads // 32} warps "
-                f"({self.warp_m}x{self.warp_n}x{self.warp_k} along M/N/K), {self.stages} stages"
+        return (f"{self.block_m}x{self.block_n}x{self.bk} tile, {self.warp_m * self.warp_n * self.warp_k} compute "
+                f"warps ({self.warp_m}x{self.warp_n}x{self.warp_k} along M/N/K), {self.stages} stages"
                 + (f", swapped operands (M <= {8 * self.swap_n8})" if self.swap_n8 else "")
                 + (", bulk weight copies" if self.bulk_w else "")
-                + (", a producer warp" if self.producer else ""))
+                + (", a producer issuing the copies" if self.producer else ""))
 
 
 def _act_cpp(d: DType) -> str:
