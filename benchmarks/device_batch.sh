@@ -60,7 +60,7 @@ for step in $steps; do
     # run on a GPU), against the tuner's 128 x 256, verified; then the check matrix's K-tail shape runs in `check`
     wide2) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
       W="wide:4,2,2,2,1,64,6,8,1,0,0,1; wide:4,2,2,2,1,64,8,8,1,0,0,1; wide:4,2,2,2,1,64,8,8,1,0,0,1 data-parallel"
-      timeout 150 $P --m 256,1024,4096 --tiles "$W"
+      timeout 150 $P --m 128,256,1024,4096 --tiles "$W"
       timeout 90 $P --m 1024 --n 28672 --k 4096 --tiles "$W"
       for f in "w8a16 s8 ch" "w4a16 u4 zp g128" mxfp4; do timeout 60 $P --m 1000 --act f16 --format "$f" --tiles "$W"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/wide2.txt" ;;
