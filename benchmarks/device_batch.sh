@@ -65,7 +65,7 @@ for step in $steps; do
       for f in "w8a16 s8 ch" "w4a16 u4 zp g128" mxfp4; do timeout 60 $P --m 1000 --act f16 --format "$f" --tiles "$W"; done
       # small shapes at M = 33..128: the tuner's 512 x 64 producer tile makes few tiles there
       S="wgmma:1,2,4,1,1,64,8,8,2; wgmma:1,4,4,1,1,64,6,8,2; wgmma:1,4,4,1,1,64,6,8,2,0,0,1"
-      for nk in "4032 4224" "8192 8192" "4096 14336"; do set -- $nk; timeout 60 $P --n $1 --k $2 --m 33,64,128 --tiles "$S"; done
+      for nk in "4032 4224" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"; timeout 60 $P --n $n --k $k --m 33,64,128 --tiles "$S"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/wide2.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
