@@ -62,6 +62,9 @@ for step in $steps; do
       W="wide:4,2,2,2,1,64,6,8,1,0,0,1; wide:4,2,2,2,1,64,8,8,1,0,0,1; wide:4,2,2,2,1,64,8,8,1,0,0,1 data-parallel"
       timeout 150 $P --m 128,256,1024,4096 --tiles "$W"
       timeout 90 $P --m 1024 --n 28672 --k 4096 --tiles "$W"
+      # M = 64 / 128: wide tiles with four MMA warpgroups (twice the warps per SM quarter to hide the dequant
+      # chain; 104 registers each after the producer's setmaxnreg) or two blocks per warpgroup
+      timeout 90 $P --m 64,128 --tiles "wide:4,1,4,1,1,64,6,8,1,0,0,1; wide:4,1,2,2,1,64,6,8,1,0,0,1; wide:4,2,4,1,1,64,4,8,1,0,0,1"
       for f in "w8a16 s8 ch" "w4a16 u4 zp g128" mxfp4; do timeout 60 $P --m 1000 --act f16 --format "$f" --tiles "$W"; done
       # small shapes at M = 33..128: the tuner's 512 x 64 producer tile makes few tiles there
       S="wgmma:1,2,4,1,1,64,8,8,2; wgmma:1,4,4,1,1,64,6,8,2; wgmma:1,4,4,1,1,64,6,8,2,0,0,1"
