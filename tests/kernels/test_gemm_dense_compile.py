@@ -357,10 +357,15 @@ def test_the_wgmma_producer_is_a_warpgroup_that_gives_its_registers_to_the_mma_w
     assert spec.cta_threads() == 384
     one_group = GemmDenseWgmmaWideSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d,
                                              replace(wide_tile(1, 1, 256, 5), producer=1))
-    k, k1 = compile_many([spec, one_group])
+    # four MMA warpgroups and the producer's: 640 threads launch at 96; the MMA warps take 104
+    four_groups = GemmDenseWgmmaWideSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d,
+                                               wide_tile(4, 1, 64, 6, producer=1))
+    k, k1, k4 = compile_many([spec, one_group, four_groups])
     assert k.exports["threads"] == 384 and k.resources.registers == k.exports["split_registers"] == 168
     assert k.resources.spill_stores == 0, k.resources
     spec.check_compiled(k)
+    assert k4.exports["threads"] == 640 and k4.resources.registers == k4.exports["split_registers"] == 96
+    four_groups.check_compiled(k4)
     # 256 threads launch at 255 registers: nothing to move, no setmaxnreg
     assert k1.exports["threads"] == 256 and k1.exports["split_registers"] == 0
     with pytest.raises(InternalError, match="assumes 168 registers"):
@@ -369,10 +374,11 @@ def test_the_wgmma_producer_is_a_warpgroup_that_gives_its_registers_to_the_mma_w
     if tool is None:
         pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
     counts = []
-    for i, kernel in enumerate((k, k1)):
+    for i, kernel in enumerate((k, k1, k4)):
         cubin = tmp_path / f"{i}.cubin"
         cubin.write_bytes(kernel.binary)
         sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
         counts.append((re.findall(r"USETMAXREG\.(\w+)\.CTAPOOL\w* (?:UP\d, )?(0x[0-9a-f]+)", sass)))
     assert sorted(counts[0]) == [("DEALLOC", "0x38"), ("TRY_ALLOC", "0xe0")], counts[0]
     assert counts[1] == [], counts[1]
+    assert sorted(counts[2]) == [("DEALLOC", "0x38"), ("TRY_ALLOC", "0x68")], counts[2]
