@@ -66,6 +66,8 @@ for step in $steps; do
       # chain; 104 registers each after the producer's setmaxnreg) or two blocks per warpgroup
       timeout 90 $P --m 64,128 --tiles "wide:4,1,4,1,1,64,6,8,1,0,0,1; wide:4,1,2,2,1,64,6,8,1,0,0,1; wide:4,2,4,1,1,64,4,8,1,0,0,1"
       for f in "w8a16 s8 ch" "w4a16 u4 zp g128" mxfp4; do timeout 60 $P --m 1000 --act f16 --format "$f" --tiles "$W"; done
+      # where the wgmma kernels' time goes: without dequant (2), without wgmma (1), loads and pipeline only (3)
+      for a in 1 2 3; do timeout 60 python3 benchmarks/profile_wna16.py --reps 12 --m 64,1024 --ablate $a; done
       # small shapes at M = 33..128: the tuner's 512 x 64 producer tile makes few tiles there
       S="wgmma:1,2,4,1,1,64,8,8,2; wgmma:1,4,4,1,1,64,6,8,2; wgmma:1,4,4,1,1,64,6,8,2,0,0,1"
       for nk in "4032 4224" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"; timeout 60 $P --n $n --k $k --m 33,64,128 --tiles "$S"; done
