@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 formats check ncu producer wgmma-producer wgmma-tiles wide2 conformance
-# (default: all but ncu and the experiments: producer .. wide2). Each step's log is
+# Steps: devices gpu-tests jit wna16 formats check ncu producer wgmma-producer wgmma-tiles wide2 shapes conformance
+# (default: all but ncu and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -57,21 +57,23 @@ for step in $steps; do
         echo "# $f $d"; timeout 60 $P --m 64,1024 --format "$f" --define $d; done; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/wgmma-tiles.txt" ;;
     # the wide form with two n64 blocks a warpgroup (256 x 128: a third fewer activation bytes per MAC; not yet
-    # run on a GPU), against the tuner's 128 x 256, verified; then the check matrix's K-tail shape runs in `check`
+    # run on a GPU) against the tuner's 128 x 256, verified; where the wgmma kernels' time goes (HM_ABLATE: 1 no
+    # wgmma, 2 no dequant, 3 loads and pipeline only); M = 64 / 128 wide tiles with four MMA warpgroups (twice
+    # the warps per SM quarter to hide the dequant chain, 104 registers each) or two blocks a warpgroup
     wide2) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
       W="wide:4,2,2,2,1,64,6,8,1,0,0,1; wide:4,2,2,2,1,64,8,8,1,0,0,1; wide:4,2,2,2,1,64,8,8,1,0,0,1 data-parallel"
       timeout 150 $P --m 128,256,1024,4096 --tiles "$W"
-      timeout 90 $P --m 1024 --n 28672 --k 4096 --tiles "$W"
-      # M = 64 / 128: wide tiles with four MMA warpgroups (twice the warps per SM quarter to hide the dequant
-      # chain; 104 registers each after the producer's setmaxnreg) or two blocks per warpgroup
+      for a in 1 2 3; do echo "# HM_ABLATE=$a"
+        timeout 60 python3 benchmarks/profile_wna16.py --reps 12 --m 64,1024 --ablate $a --tiles "wide:4,2,2,2,1,64,8,8,1,0,0,1"; done
       timeout 90 $P --m 64,128 --tiles "wide:4,1,4,1,1,64,6,8,1,0,0,1; wide:4,1,2,2,1,64,6,8,1,0,0,1; wide:4,2,4,1,1,64,4,8,1,0,0,1"
       for f in "w8a16 s8 ch" "w4a16 u4 zp g128" mxfp4; do timeout 60 $P --m 1000 --act f16 --format "$f" --tiles "$W"; done
-      # where the wgmma kernels' time goes: without dequant (2), without wgmma (1), loads and pipeline only (3)
-      for a in 1 2 3; do timeout 60 python3 benchmarks/profile_wna16.py --reps 12 --m 64,1024 --ablate $a; done
-      # small shapes at M = 33..128: the tuner's 512 x 64 producer tile makes few tiles there
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/wide2.txt" ;;
+    # the other shapes of the issue at M = 33..1024: the tuner's 512-column producer tile makes few tiles there
+    shapes) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
       S="wgmma:1,2,4,1,1,64,8,8,2; wgmma:1,4,4,1,1,64,6,8,2; wgmma:1,4,4,1,1,64,6,8,2,0,0,1"
       for nk in "4032 4224" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"; timeout 60 $P --n $n --k $k --m 33,64,128 --tiles "$S"; done
-    } 2>&1 | grep -v "^ *skip" | tee "$OUT/wide2.txt" ;;
+      timeout 90 $P --m 1024 --n 28672 --k 4096 --tiles "wide:4,2,2,2,1,64,8,8,1,0,0,1; wide:4,4,2,1,1,64,6,8,1,0,0,1 data-parallel"
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/shapes.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done
