@@ -13,7 +13,7 @@
 // - Pipeline: the cp.async ring of gemm_dense.cuh; after each wait, fence.proxy.async makes the stage's
 //   generic-proxy writes visible to wgmma. One wgmma group stays in flight across stage boundaries, so the
 //   ring keeps one stage of slack: a stage is refilled only after the group reading it has been waited for.
-//   With PRODUCER = 1 a fifth warpgroup issues every copy and hands stages over on mbarriers
+//   With PRODUCER = 1 one more warpgroup issues every copy and hands stages over on mbarriers
 //   (scheduler/pipeline.cuh), moving its registers to the MMA warpgroups with setmaxnreg (WgmmaConfig).
 // - Epilogue: the swapped accumulators are stored directly (epilogue/store.cuh), Stream-K / split-K partial
 //   tiles reduced through the workspace as in the mma.sync kernel.
@@ -41,8 +41,9 @@ struct WgmmaConfig : Base {
                                     BaseStage::kSBytes, BaseStage::kZRows, kWgmmaSmemAlign>;
   static constexpr int kSmemBytes = Base::kStages * Stage::kBytes + Base::kBarrierBytes + kWgmmaSmemAlign;
 
-  // The producer form takes a whole warpgroup (setmaxnreg works on warpgroups): its first warp issues the copies,
-  // and all four give registers back for the compute warpgroups' accumulators. The launch caps every thread at
+  // The producer form takes a whole warpgroup (setmaxnreg works on warpgroups): its four warps share the copies
+  // (one warp alone cannot issue a large stage in time) and give registers back for the compute warpgroups'
+  // accumulators. The launch caps every thread at
   // kLaunchRegs (65536 / threads per SM, in units of 8, as ptxas derives it from the launch bounds).
   static constexpr int kProducerWarps = Base::kProducer ? 4 : 0;
   static constexpr int kCtaThreads = Base::kThreads + 32 * kProducerWarps;
