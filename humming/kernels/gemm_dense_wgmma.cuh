@@ -43,8 +43,8 @@ struct WgmmaConfig : Base {
 
   // The producer form takes a whole warpgroup (setmaxnreg works on warpgroups): its four warps share the copies
   // (one warp alone cannot issue a large stage in time) and give registers back for the compute warpgroups'
-  // accumulators. The launch caps every thread at
-  // kLaunchRegs (65536 / threads per SM, in units of 8, as ptxas derives it from the launch bounds).
+  // accumulators. The launch caps every thread at kLaunchRegs (65536 / threads per SM, in units of 8, as ptxas
+  // derives it from the launch bounds).
   static constexpr int kProducerWarps = Base::kProducer ? 4 : 0;
   static constexpr int kCtaThreads = Base::kThreads + 32 * kProducerWarps;
   static constexpr int kLaunchRegs0 = 65536 / (kCtaThreads * Base::kMinBlocks) / 8 * 8;
