@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 formats check ncu producer wgmma-producer wgmma-tiles wide2 shapes conformance
-# (default: all but ncu and the experiments: producer .. shapes). Each step's log is
+# Steps: devices gpu-tests jit wna16 formats check ncu ncu-wgmma producer wgmma-producer wgmma-tiles wide2 shapes
+# conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -31,6 +31,9 @@ for step in $steps; do
                --formats "w4a16 u4 zp g128,w8a16 s8 ch,w8a16 e4m3 ch,mxfp4,nvfp4" 2>&1 | tee "$OUT/formats.txt" | tail -32 ;;
     check) timeout 300 python3 benchmarks/bench_wna16.py --check 2>&1 | tee "$OUT/check.txt" | tail -3 ;;
     ncu) bash benchmarks/ncu_wna16.sh s4_m1 --m 1 2>&1 | tee "$OUT/ncu.txt" | tail -40 ;;
+    # the producer wgmma kernels: L2 throughput (the traffic reading of NOTES-wna16 run 7), tensor pipe, stalls
+    ncu-wgmma) { bash benchmarks/ncu_wna16.sh wide_m1024 --m 1024; bash benchmarks/ncu_wna16.sh p512_m64 --m 64; } 2>&1 \
+                 | tee "$OUT/ncu-wgmma.txt" | tail -60 ;;
     # the opt-in producer-warp decode tiles (12th tile field) against the tuner's, each checked against the
     # reference; then the same tiles with the arithmetic removed (HM_ABLATE=3), and an odd shape (K tail)
     producer) { P="python3 benchmarks/profile_wna16.py --reps 20"
