@@ -178,6 +178,7 @@ def compile_spec(spec: KernelSpec, *, toolchain: Toolchain | None = None,
     kernel = compile_source(spec.render(), target=spec.target, name=spec.unit_name(),
                             include_dirs=spec.include_dirs(), name_expressions=(spec.name_expression(),),
                             toolchain=toolchain, spec=spec)
+    spec.check_compiled(kernel)  # once per spec and process: every later call is a memo hit
     cache.memo_put(memo_key, kernel)
     return kernel
 

@@ -171,7 +171,8 @@ class KernelSpec:
 
     def check_compiled(self, kernel: Any) -> None:
         """Raise InternalError if the compiled kernel (a CompiledKernel) breaks an assumption its launch relies on,
-        such as the register allocation a setmaxnreg split was computed from; called before the first launch."""
+        such as the register allocation a setmaxnreg split was computed from; compile_spec calls it on every
+        kernel it compiles or reads from the disk cache, before any launch."""
 
     def requirements(self) -> tuple[Requirement, ...]:
         """The capabilities this spec needs; by default those its parameter values declare."""
