@@ -117,12 +117,6 @@ class Tile:
     def block_n(self) -> int:
         return 64 * self.warp_n * self.frag_n
 
-    @property
-    def threads(self) -> int:
-        """Threads per CTA with a one-warp producer (the mma.sync kernel's); a kernel's own count, whose producer
-        may be a warpgroup, is its spec's ``cta_threads()``."""
-        return 32 * (self.warp_m * self.warp_n * self.warp_k + self.producer)
-
     def describe(self) -> str:
         return (f"{self.block_m}x{self.block_n}x{self.bk} tile, {self.warp_m * self.warp_n * self.warp_k} compute "
                 f"warps ({self.warp_m}x{self.warp_n}x{self.warp_k} along M/N/K), {self.stages} stages"
