@@ -409,7 +409,8 @@ namespace humming {
 #define HM_GEMM_DENSE_CONFIG                                                                                     \
   GemmDenseConfig<Act, Out, WBITS, WKIND, WE, WM, WBIAS, ZMODE, ZCONST, ZGS, SMODE, SDT, GS, WARP_M, FRAG_M, WARP_N, \
                   FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_N8, BULK_W, PRODUCER>
-#define HM_GEMM_DENSE_BOUNDS __launch_bounds__(32 * (WARP_M * WARP_N * WARP_K + PRODUCER), MIN_BLOCKS)
+// The launch bounds of a kernel whose configuration is CFG: its CTA's threads (producer included).
+#define HM_GEMM_DENSE_BOUNDS(CFG) __launch_bounds__(CFG::kCtaThreads, MIN_BLOCKS)
 #define HM_GEMM_DENSE_PARAMS                                                                                          \
   const void *__restrict__ a, const void *__restrict__ w, const void *__restrict__ scales,                         \
       const void *__restrict__ zeros, const float *__restrict__ chscale, const float *__restrict__ gscale,         \
@@ -422,7 +423,7 @@ namespace humming {
 
 // The kernel the twin instantiates.
 template <HM_GEMM_DENSE_TEMPLATE>
-__global__ void HM_GEMM_DENSE_BOUNDS gemm_dense(HM_GEMM_DENSE_PARAMS) {
+__global__ void HM_GEMM_DENSE_BOUNDS(HM_GEMM_DENSE_CONFIG) gemm_dense(HM_GEMM_DENSE_PARAMS) {
   GemmDense<HM_GEMM_DENSE_CONFIG>::run(HM_GEMM_DENSE_ARGS);
 }
 

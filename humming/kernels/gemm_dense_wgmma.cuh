@@ -280,14 +280,13 @@ struct GemmDenseWgmmaWide {
 
 // The kernels the twins instantiate: gemm_dense's template arguments and parameters (HM_GEMM_DENSE_*); the
 // producer form adds a warpgroup (WgmmaConfig::kCtaThreads).
-#define HM_GEMM_DENSE_WGMMA_BOUNDS __launch_bounds__(32 * (WARP_M * WARP_N * WARP_K + 4 * PRODUCER), MIN_BLOCKS)
 template <HM_GEMM_DENSE_TEMPLATE>
-__global__ void HM_GEMM_DENSE_WGMMA_BOUNDS gemm_dense_wgmma(HM_GEMM_DENSE_PARAMS) {
+__global__ void HM_GEMM_DENSE_BOUNDS(WgmmaConfig<HM_GEMM_DENSE_CONFIG>) gemm_dense_wgmma(HM_GEMM_DENSE_PARAMS) {
   GemmDenseWgmma<WgmmaConfig<HM_GEMM_DENSE_CONFIG>>::run(HM_GEMM_DENSE_ARGS);
 }
 
 template <HM_GEMM_DENSE_TEMPLATE>
-__global__ void HM_GEMM_DENSE_WGMMA_BOUNDS gemm_dense_wgmma_wide(HM_GEMM_DENSE_PARAMS) {
+__global__ void HM_GEMM_DENSE_BOUNDS(WgmmaConfig<HM_GEMM_DENSE_CONFIG>) gemm_dense_wgmma_wide(HM_GEMM_DENSE_PARAMS) {
   GemmDenseWgmmaWide<WgmmaConfig<HM_GEMM_DENSE_CONFIG>>::run(HM_GEMM_DENSE_ARGS);
 }
 
