@@ -286,12 +286,7 @@ struct GemmDense {
         u32 w[B];
         memory::load_block_words<B>(w, sW + (ks * (BN / 64) + wn * FN + fn) * Stage::kBlockBytes, lane);
         u32 b[8][2];
-#if HM_ABLATE == 2 || HM_ABLATE == 3
-#pragma unroll
-        for (int j = 0; j < 8; ++j) b[j][0] = w[j % B], b[j][1] = w[(j + 1) % B];
-#else
         dequant_pairs<0>(w, b, scale[fn], zero, masks, fn);
-#endif
 #if HM_ABLATE == 1 || HM_ABLATE == 3
 #pragma unroll
         for (int j = 0; j < 8; ++j)
@@ -316,7 +311,8 @@ struct GemmDense {
     if constexpr (kAccScale) apply_group_scales(acc, part, scale);
   }
 
-  // Pair P of the sixteen operand pairs (eight B fragments) of one block, then the rest up to END.
+  // Pair P of the sixteen operand pairs (eight B fragments) of one block, then the rest up to END
+  // (HM_ABLATE 2 and 3: the raw code words instead, for every kernel's dequantisation).
   template <int P, int END = 16>
   static HM_DEVICE void dequant_pairs(const u32 (&w)[Cfg::kWBits], u32 (&b)[8][2], const u32 (&scale)[8],
                                       const Zero& z, const dequant::Masks& masks, int fn) {
@@ -325,6 +321,9 @@ struct GemmDense {
       constexpr int j = P / 2;
       const Act act{};
       u32 v;
+#if HM_ABLATE == 2 || HM_ABLATE == 3
+      v = w[(j + P % 2) % B];
+#else
       if constexpr (Cfg::kWKind == kWeightInt) {
         if constexpr (B == 4 && is_f16()) {
           v = dequant::int4_f16_pair<P>(w, masks, z.lo[fn][j], z.hi[fn][j]);
@@ -346,6 +345,7 @@ struct GemmDense {
           v = arch::mul2(act, v, dequant::float_fix(act, Cfg::kWBias));
       }
       if constexpr (Cfg::kSMode == kScaleGroup && !kAccScale) v = arch::mul2(act, v, scale[j]);
+#endif
       b[j][P % 2] = v;
       dequant_pairs<P + 1, END>(w, b, scale, z, masks, fn);
     }

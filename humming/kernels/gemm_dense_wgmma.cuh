@@ -64,18 +64,8 @@ struct WgmmaConfig : Base {
   }
 };
 
-// HM_ABLATE (gemm_dense.cuh; timing experiments only, wrong values): 2 and 3 feed the raw code words to the
-// MMAs instead of dequantising them, 1 and 3 drop the MMAs (their operands are still consumed).
-template <class Dense, int P, int END, int B>
-HM_DEVICE void dequant_or_raw(const u32 (&w)[B], u32 (&b)[8][2], const u32 (&scale)[8], const typename Dense::Zero& z,
-                              const dequant::Masks& masks, int fn) {
-#if HM_ABLATE == 2 || HM_ABLATE == 3
-#pragma unroll
-  for (int j = P / 2; j < END / 2; ++j) b[j][0] = w[j % B], b[j][1] = w[(j + 1) % B];
-#else
-  Dense::template dequant_pairs<P, END>(w, b, scale, z, masks, fn);
-#endif
-}
+// HM_ABLATE (gemm_dense.cuh; timing experiments only, wrong values): 1 and 3 drop the MMAs (their operands are
+// still consumed); 2 and 3 take the raw code words in GemmDense::dequant_pairs.
 template <int TOK, class Act>
 HM_DEVICE void wgmma_or_consume(Act act, float (&d)[TOK / 2], const u32 (&a)[4], u64 desc) {
 #if HM_ABLATE == 1 || HM_ABLATE == 3
@@ -148,7 +138,7 @@ struct GemmDenseWgmma {
         u32 w[B];
         memory::load_block_words<B>(w, sW + (ks * (BN / 64) + wn) * Stage::kBlockBytes, lane);
         u32 b[8][2];
-        dequant_or_raw<Dense, 0, 16>(w, b, scale[0], zero, masks, 0);
+        Dense::template dequant_pairs<0>(w, b, scale[0], zero, masks, 0);
         const u64 desc = arch::wgmma_desc_sw128(sA + ks * 32);  // 16 elements along K = 32 bytes
         arch::wgmma_fence();  // the A registers were just written by ordinary instructions
 #pragma unroll
@@ -252,7 +242,7 @@ struct GemmDenseWgmmaWide {
           u32 w[B];
           memory::load_fragment_words<B>(w, sW + (ks * (BN / 64) + blk) * Stage::kBlockBytes, lane, frag);
           u32 b[8][2];
-          dequant_or_raw<Dense, 0, 4>(w, b, scale[fn], zero, masks, fn);  // pairs 0..3: fragment `frag`
+          Dense::template dequant_pairs<0, 4>(w, b, scale[fn], zero, masks, fn);  // pairs 0..3: fragment `frag`
           wa[fn][0] = b[0][0], wa[fn][1] = b[1][0], wa[fn][2] = b[0][1], wa[fn][3] = b[1][1];
         }
         arch::wgmma_fence();
