@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 formats check ncu ncu-wgmma producer wgmma-producer wgmma-tiles wide2 shapes
+# Steps: devices gpu-tests jit wna16 formats check ncu ncu-wgmma producer wgmma-producer wgmma-tiles wide2 shapes preload
 # conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
@@ -77,6 +77,13 @@ for step in $steps; do
       for nk in "4032 4224" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"; timeout 60 $P --n $n --k $k --m 33,64,128 --tiles "$S"; done
       timeout 90 $P --m 1024 --n 28672 --k 4096 --tiles "wide:4,2,2,2,1,64,8,8,1,0,0,1; wide:4,4,2,1,1,64,6,8,1,0,0,1 data-parallel"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/shapes.txt" ;;
+    # a stage's packed words read at the top of compute() (HM_WGMMA_PRELOAD=1), with one or two wgmma groups in
+    # flight, against the default, on the tuner's kernels (verified) for three formats and the issue's M > 32
+    preload) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
+      for d in HM_WGMMA_PRELOAD=0 HM_WGMMA_PRELOAD=1 HM_WGMMA_PRELOAD=1,HM_WGMMA_PENDING=2; do echo "# $d"
+        timeout 100 $P --m 64,128,1024,4096 --define $d
+        for f in "w8a16 s8 ch" mxfp4; do timeout 60 $P --m 64,1024 --format "$f" --define $d; done; done
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/preload.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

@@ -11,7 +11,7 @@ timeout 300 "$NCU" --clock-control none --set full --import-source no -k regex:g
   --launch-count 1 -f -o "$OUT/$name" python3 benchmarks/profile_wna16.py --loop 3 "$@" > "$OUT/$name.log" 2>&1
 "$NCU" -i "$OUT/$name.ncu-rep" --page details > "$OUT/$name.txt" 2>&1
 "$NCU" -i "$OUT/$name.ncu-rep" --page source --print-source sass --csv > "$OUT/$name.sass.csv" 2>&1
-grep -E "Duration|DRAM Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Executed Ipc A|Issue Slots Busy|Registers Per|Achieved Occupancy|Eligible Warps" \
-  "$OUT/$name.txt" | head -14
+grep -E "SM Frequency|Duration|DRAM Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Executed Ipc A|Issue Slots Busy|Registers Per|Achieved Occupancy|Eligible Warps" \
+  "$OUT/$name.txt" | head -16
 "$NCU" -i "$OUT/$name.ncu-rep" --page raw 2>/dev/null | grep -E "sm__(pipe_(alu|fma|tensor)[a-z_]*_cycles_active|inst_executed_pipe_alu)\.avg\.pct_of_peak_sustained_active|l1tex__data_pipe_lsu_wavefronts_mem_shared\.sum\.pct|lts__t_sectors\.avg\.pct"
 python3 benchmarks/ncu_summary.py "$OUT/$name.sass.csv" --top 15

@@ -28,6 +28,13 @@
 #define HM_WGMMA_PENDING 1
 #endif
 
+// 1: a stage's packed words for all four k16 steps are read at the top of compute(), so that only the first
+// step's shared-memory latency sits between a wgmma wait and the next step's dequantisation (experiment switch;
+// 0 reads each step's words after the previous step's wait).
+#ifndef HM_WGMMA_PRELOAD
+#define HM_WGMMA_PRELOAD 0
+#endif
+
 namespace humming {
 
 // Dynamic shared memory is aligned up to this in the kernel (128-byte swizzle atoms are 1024-byte aligned).
@@ -126,6 +133,12 @@ struct GemmDenseWgmma {
       const u32 sW = arch::smem_u32(base + Stage::kW);
       const u32 sA = arch::smem_u32(base + Stage::kA) + wm * TOK * (BK * 2);
       u32 scale[1][8];
+      u32 words[HM_WGMMA_PRELOAD ? BK / 16 : 1][B];
+      if constexpr (HM_WGMMA_PRELOAD) {
+#pragma unroll
+        for (int ks = 0; ks < BK / 16; ++ks)
+          memory::load_block_words<B>(words[ks], sW + (ks * (BN / 64) + wn) * Stage::kBlockBytes, lane);
+      }
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks) {
         if constexpr (Stage::kSRows > 0) {
@@ -135,10 +148,10 @@ struct GemmDenseWgmma {
           constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
           if (ks == 0 || (ks * 16) % zgs == 0) Dense::load_zeros(base, ks, wn, g, zero);
         }
-        u32 w[B];
-        memory::load_block_words<B>(w, sW + (ks * (BN / 64) + wn) * Stage::kBlockBytes, lane);
+        if constexpr (!HM_WGMMA_PRELOAD)
+          memory::load_block_words<B>(words[0], sW + (ks * (BN / 64) + wn) * Stage::kBlockBytes, lane);
         u32 b[8][2];
-        Dense::template dequant_pairs<0>(w, b, scale[0], zero, masks, 0);
+        Dense::template dequant_pairs<0>(words[HM_WGMMA_PRELOAD ? ks : 0], b, scale[0], zero, masks, 0);
         const u64 desc = arch::wgmma_desc_sw128(sA + ks * 32);  // 16 elements along K = 32 bytes
         arch::wgmma_fence();  // the A registers were just written by ordinary instructions
 #pragma unroll
@@ -217,6 +230,15 @@ struct GemmDenseWgmmaWide {
       const u32 sW = arch::smem_u32(base + Stage::kW);
       const u32 sA = arch::smem_u32(base + Stage::kA) + wgm * TOK * (BK * 2);
       u32 scale[FN][8];
+      u32 words[HM_WGMMA_PRELOAD ? BK / 16 : 1][FN][B];
+      if constexpr (HM_WGMMA_PRELOAD) {
+#pragma unroll
+        for (int ks = 0; ks < BK / 16; ++ks)
+#pragma unroll
+          for (int fn = 0; fn < FN; ++fn)
+            memory::load_fragment_words<B>(words[ks][fn],
+                                           sW + (ks * (BN / 64) + wgn * FN + fn) * Stage::kBlockBytes, lane, frag);
+      }
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks) {
         u32 wa[FN][4];
@@ -239,8 +261,9 @@ struct GemmDenseWgmmaWide {
                                              fn);
             }
           }
-          u32 w[B];
-          memory::load_fragment_words<B>(w, sW + (ks * (BN / 64) + blk) * Stage::kBlockBytes, lane, frag);
+          u32(&w)[B] = words[HM_WGMMA_PRELOAD ? ks : 0][fn];
+          if constexpr (!HM_WGMMA_PRELOAD)
+            memory::load_fragment_words<B>(w, sW + (ks * (BN / 64) + blk) * Stage::kBlockBytes, lane, frag);
           u32 b[8][2];
           Dense::template dequant_pairs<0, 4>(w, b, scale[fn], zero, masks, fn);  // pairs 0..3: fragment `frag`
           wa[fn][0] = b[0][0], wa[fn][1] = b[1][0], wa[fn][2] = b[0][1], wa[fn][3] = b[1][1];
