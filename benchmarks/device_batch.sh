@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 formats check ncu ncu-wgmma producer wgmma-producer wgmma-tiles wide2 shapes preload
+# Steps: devices gpu-tests jit wna16 formats check ncu ncu-wgmma ncu-wide producer wgmma-producer wgmma-tiles wide2 shapes preload stages
 # conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
@@ -34,6 +34,8 @@ for step in $steps; do
     # the producer wgmma kernels: L2 throughput (the traffic reading of NOTES-wna16 run 7), tensor pipe, stalls
     ncu-wgmma) { bash benchmarks/ncu_wna16.sh wide_m1024 --m 1024; bash benchmarks/ncu_wna16.sh p512_m64 --m 64; } 2>&1 \
                  | tee "$OUT/ncu-wgmma.txt" | tail -60 ;;
+    ncu-wide) bash benchmarks/ncu_wna16.sh wide_m1024 --m 1024 2>&1 | tee "$OUT/ncu-wide.txt" | tail -40
+      rm -f "$OUT"/*.ncu-rep ;;  # the text pages and the SASS table come back; the report would not
     # the opt-in producer-warp decode tiles (12th tile field) against the tuner's, each checked against the
     # reference; then the same tiles with the arithmetic removed (HM_ABLATE=3), and an odd shape (K tail)
     producer) { P="python3 benchmarks/profile_wna16.py --reps 20"
@@ -84,6 +86,15 @@ for step in $steps; do
         timeout 100 $P --m 64,128,1024,4096 --define $d
         for f in "w8a16 s8 ch" mxfp4; do timeout 60 $P --m 64,1024 --format "$f" --define $d; done; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/preload.txt" ;;
+    # the M = 33..128 producer tile (512 x 64) with deeper rings (ncu at M=64: the producer waits on empty stages
+    # and the MMA warps on full ones, DRAM at 28%), Stream-K over all SMs, and the word preloads (0/1/2); the wide
+    # tile's preload 2 on the issue's three shapes at M = 1024
+    stages) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
+      T="wgmma:1,4,8,1,1,64,6,8,1,0,0,1; wgmma:1,4,8,1,1,64,8,8,1,0,0,1; wgmma:1,4,8,1,1,64,8,8,1,0,0,1 stream-k"
+      for d in 0 1 2; do echo "# HM_WGMMA_PRELOAD=$d"; timeout 100 $P --m 33,64,128 --define HM_WGMMA_PRELOAD=$d --tiles "$T"; done
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; for d in 0 2; do
+        timeout 60 $P --m 1024 --n $n --k $k --define HM_WGMMA_PRELOAD=$d; done; done
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/stages.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

@@ -28,9 +28,10 @@
 #define HM_WGMMA_PENDING 1
 #endif
 
-// 1: a stage's packed words for all four k16 steps are read at the top of compute(), so that only the first
-// step's shared-memory latency sits between a wgmma wait and the next step's dequantisation (experiment switch;
-// 0 reads each step's words after the previous step's wait).
+// When a k16 step's packed words are read from shared memory (experiment switch): 0 after the previous step's
+// wgmma wait (on the dequant chain), 1 all four steps' at the top of compute() (the compiler may then dequantise
+// them all before the first wgmma), 2 one step ahead, issued before the wait and pinned after it, so that the
+// dequantisation stays between the wait and its wgmma while the load's latency hides behind the wait.
 #ifndef HM_WGMMA_PRELOAD
 #define HM_WGMMA_PRELOAD 0
 #endif
@@ -70,6 +71,16 @@ struct WgmmaConfig : Base {
     if constexpr (kSplitRegs) arch::setmaxnreg_inc<kComputeRegs>();
   }
 };
+
+// Slots of packed words a compute() keeps (HM_WGMMA_PRELOAD), the slot of step ks, and the pin that keeps
+// ordinary instructions on words loaded ahead from moving above a wgmma wait.
+constexpr int kPreloadSlots = HM_WGMMA_PRELOAD == 1 ? 4 : HM_WGMMA_PRELOAD == 2 ? 2 : 1;
+HM_DEVICE constexpr int preload_slot(int ks) { return HM_WGMMA_PRELOAD == 1 ? ks : HM_WGMMA_PRELOAD == 2 ? ks & 1 : 0; }
+template <int N>
+HM_DEVICE void pin_words(u32 (&w)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(w[i]));
+}
 
 // HM_ABLATE (gemm_dense.cuh; timing experiments only, wrong values): 1 and 3 drop the MMAs (their operands are
 // still consumed); 2 and 3 take the raw code words in GemmDense::dequant_pairs.
@@ -133,12 +144,15 @@ struct GemmDenseWgmma {
       const u32 sW = arch::smem_u32(base + Stage::kW);
       const u32 sA = arch::smem_u32(base + Stage::kA) + wm * TOK * (BK * 2);
       u32 scale[1][8];
-      u32 words[HM_WGMMA_PRELOAD ? BK / 16 : 1][B];
-      if constexpr (HM_WGMMA_PRELOAD) {
+      u32 words[kPreloadSlots][B];
+      auto load_step = [&](int ks) {
+        memory::load_block_words<B>(words[preload_slot(ks)], sW + (ks * (BN / 64) + wn) * Stage::kBlockBytes, lane);
+      };
+      if constexpr (HM_WGMMA_PRELOAD == 1) {
 #pragma unroll
-        for (int ks = 0; ks < BK / 16; ++ks)
-          memory::load_block_words<B>(words[ks], sW + (ks * (BN / 64) + wn) * Stage::kBlockBytes, lane);
+        for (int ks = 0; ks < BK / 16; ++ks) load_step(ks);
       }
+      if constexpr (HM_WGMMA_PRELOAD == 2) load_step(0);
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks) {
         if constexpr (Stage::kSRows > 0) {
@@ -148,10 +162,9 @@ struct GemmDenseWgmma {
           constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
           if (ks == 0 || (ks * 16) % zgs == 0) Dense::load_zeros(base, ks, wn, g, zero);
         }
-        if constexpr (!HM_WGMMA_PRELOAD)
-          memory::load_block_words<B>(words[0], sW + (ks * (BN / 64) + wn) * Stage::kBlockBytes, lane);
+        if constexpr (HM_WGMMA_PRELOAD == 0) load_step(ks);
         u32 b[8][2];
-        Dense::template dequant_pairs<0>(words[HM_WGMMA_PRELOAD ? ks : 0], b, scale[0], zero, masks, 0);
+        Dense::template dequant_pairs<0>(words[preload_slot(ks)], b, scale[0], zero, masks, 0);
         const u64 desc = arch::wgmma_desc_sw128(sA + ks * 32);  // 16 elements along K = 32 bytes
         arch::wgmma_fence();  // the A registers were just written by ordinary instructions
 #pragma unroll
@@ -160,9 +173,15 @@ struct GemmDenseWgmma {
           wgmma_or_consume<TOK>(Act{}, reinterpret_cast<float(&)[TOK / 2]>(acc.d[0][f]), wa, desc);
         }
         arch::wgmma_commit();
+        if constexpr (HM_WGMMA_PRELOAD == 2) {
+          if (ks + 1 < BK / 16) load_step(ks + 1);
+        }
         // The previous step's group is done with its A registers (and, at ks = 0, with the stage before this
         // one): at most two steps' 32 registers stay live, and the tensor pipe never drains between stages.
         arch::wgmma_wait<HM_WGMMA_PENDING>();
+        if constexpr (HM_WGMMA_PRELOAD == 2) {
+          if (ks + 1 < BK / 16) pin_words(words[preload_slot(ks + 1)]);
+        }
       }
     }
 
@@ -230,18 +249,22 @@ struct GemmDenseWgmmaWide {
       const u32 sW = arch::smem_u32(base + Stage::kW);
       const u32 sA = arch::smem_u32(base + Stage::kA) + wgm * TOK * (BK * 2);
       u32 scale[FN][8];
-      u32 words[HM_WGMMA_PRELOAD ? BK / 16 : 1][FN][B];
-      if constexpr (HM_WGMMA_PRELOAD) {
+      u32 words[kPreloadSlots][FN][B];
+      auto load_step = [&](int ks) {
 #pragma unroll
-        for (int ks = 0; ks < BK / 16; ++ks)
+        for (int fn = 0; fn < FN; ++fn)
+          memory::load_fragment_words<B>(words[preload_slot(ks)][fn],
+                                         sW + (ks * (BN / 64) + wgn * FN + fn) * Stage::kBlockBytes, lane, frag);
+      };
+      if constexpr (HM_WGMMA_PRELOAD == 1) {
 #pragma unroll
-          for (int fn = 0; fn < FN; ++fn)
-            memory::load_fragment_words<B>(words[ks][fn],
-                                           sW + (ks * (BN / 64) + wgn * FN + fn) * Stage::kBlockBytes, lane, frag);
+        for (int ks = 0; ks < BK / 16; ++ks) load_step(ks);
       }
+      if constexpr (HM_WGMMA_PRELOAD == 2) load_step(0);
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks) {
         u32 wa[FN][4];
+        if constexpr (HM_WGMMA_PRELOAD == 0) load_step(ks);
 #pragma unroll
         for (int fn = 0; fn < FN; ++fn) {
           const int blk = wgn * FN + fn;
@@ -261,11 +284,8 @@ struct GemmDenseWgmmaWide {
                                              fn);
             }
           }
-          u32(&w)[B] = words[HM_WGMMA_PRELOAD ? ks : 0][fn];
-          if constexpr (!HM_WGMMA_PRELOAD)
-            memory::load_fragment_words<B>(w, sW + (ks * (BN / 64) + blk) * Stage::kBlockBytes, lane, frag);
           u32 b[8][2];
-          Dense::template dequant_pairs<0, 4>(w, b, scale[fn], zero, masks, fn);  // pairs 0..3: fragment `frag`
+          Dense::template dequant_pairs<0, 4>(words[preload_slot(ks)][fn], b, scale[fn], zero, masks, fn);  // pairs 0..3: fragment `frag`
           wa[fn][0] = b[0][0], wa[fn][1] = b[1][0], wa[fn][2] = b[0][1], wa[fn][3] = b[1][1];
         }
         arch::wgmma_fence();
@@ -274,7 +294,16 @@ struct GemmDenseWgmmaWide {
           wgmma_or_consume<TOK>(Act{}, reinterpret_cast<float(&)[TOK / 2]>(acc.d[fn]), wa[fn],
                                 arch::wgmma_desc_sw128(sA + ks * 32));
         arch::wgmma_commit();
+        if constexpr (HM_WGMMA_PRELOAD == 2) {
+          if (ks + 1 < BK / 16) load_step(ks + 1);
+        }
         arch::wgmma_wait<HM_WGMMA_PENDING>();
+        if constexpr (HM_WGMMA_PRELOAD == 2) {
+          if (ks + 1 < BK / 16) {
+#pragma unroll
+            for (int fn = 0; fn < FN; ++fn) pin_words(words[preload_slot(ks + 1)][fn]);
+          }
+        }
       }
     }
 
