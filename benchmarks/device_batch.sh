@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 formats check ncu ncu-wgmma ncu-wide producer wgmma-producer wgmma-tiles wide2 shapes preload stages
+# Steps: devices gpu-tests jit wna16 formats check ncu ncu-wgmma ncu-wide producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders
 # conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
@@ -95,6 +95,14 @@ for step in $steps; do
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; for d in 0 2; do
         timeout 60 $P --m 1024 --n $n --k $k --define HM_WGMMA_PRELOAD=$d; done; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/stages.txt" ;;
+    # the producer's activation loader with one running pointer (the old code) against four (the default), and
+    # more producer registers, on the tuner's kernels (verified) at M = 64..4096 and the issue's other shapes
+    loaders) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
+      for d in HM_LOADER_POINTERS=1 HM_LOADER_POINTERS=4 HM_PRODUCER_REGS=104; do echo "# $d"
+        timeout 100 $P --m 64,1024,4096 --define $d
+        for nk in "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 60 $P --m 1024 --n $n --k $k --define $d; done
+      done
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/loaders.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

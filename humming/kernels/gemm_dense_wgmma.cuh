@@ -28,12 +28,18 @@
 #define HM_WGMMA_PENDING 1
 #endif
 
-// When a k16 step's packed words are read from shared memory (experiment switch): 0 after the previous step's
-// wgmma wait (on the dequant chain), 1 all four steps' at the top of compute() (the compiler may then dequantise
-// them all before the first wgmma), 2 one step ahead, issued before the wait and pinned after it, so that the
-// dequantisation stays between the wait and its wgmma while the load's latency hides behind the wait.
+// When a k16 step's packed words are read from shared memory: 0 after the previous step's wgmma wait (on the
+// dequant chain), 1 all four steps' at the top of compute() (the compiler then dequantises them all before the
+// stage's first wgmma), 2 one step ahead, before the wait. Measured (H200, 28672 x 8192 s4 g128, 2026-12-03):
+// 1 for the four-fragment form (M = 64: 90.4 against 93.8 us), 0 for the wide form (M = 1024: 804 against 816
+// with 1, 808 with 2). An experiment switch sets one mode for both (-1: each form's measured mode).
 #ifndef HM_WGMMA_PRELOAD
-#define HM_WGMMA_PRELOAD 0
+#define HM_WGMMA_PRELOAD -1
+#endif
+
+// Registers the producer warpgroup keeps (experiment switch; a multiple of 8 in 24..256).
+#ifndef HM_PRODUCER_REGS
+#define HM_PRODUCER_REGS 56
 #endif
 
 namespace humming {
@@ -60,7 +66,7 @@ struct WgmmaConfig : Base {
   // The producer keeps 56 (its loaders' pointers; fewer spill more), the compute warps split the rest of the
   // CTA's launch allocation, up to 240: setmaxnreg.inc waits until the pool holds what it asks for, so asking
   // for more than the producer gave back would hang.
-  static constexpr int kProducerRegs = 56;
+  static constexpr int kProducerRegs = HM_PRODUCER_REGS;
   static constexpr int kComputeRegs0 = (kLaunchRegs * kCtaThreads - 128 * kProducerRegs) / Base::kThreads / 8 * 8;
   static constexpr int kComputeRegs = kComputeRegs0 < 240 ? kComputeRegs0 : 240;
   static constexpr bool kSplitRegs = Base::kProducer && kComputeRegs > kLaunchRegs;
@@ -72,10 +78,14 @@ struct WgmmaConfig : Base {
   }
 };
 
-// Slots of packed words a compute() keeps (HM_WGMMA_PRELOAD), the slot of step ks, and the pin that keeps
-// ordinary instructions on words loaded ahead from moving above a wgmma wait.
-constexpr int kPreloadSlots = HM_WGMMA_PRELOAD == 1 ? 4 : HM_WGMMA_PRELOAD == 2 ? 2 : 1;
-HM_DEVICE constexpr int preload_slot(int ks) { return HM_WGMMA_PRELOAD == 1 ? ks : HM_WGMMA_PRELOAD == 2 ? ks & 1 : 0; }
+// The packed-word slots a compute() keeps under preload mode MODE (HM_WGMMA_PRELOAD), and the slot of step ks.
+template <int MODE>
+struct WordPreload {
+  static constexpr int kMode = HM_WGMMA_PRELOAD < 0 ? MODE : HM_WGMMA_PRELOAD;
+  static constexpr int kSlots = kMode == 1 ? 4 : kMode == 2 ? 2 : 1;
+  static HM_DEVICE constexpr int slot(int ks) { return kMode == 1 ? ks : kMode == 2 ? ks & 1 : 0; }
+};
+// Keeps ordinary instructions on words loaded ahead from moving above a wgmma wait (at the NVVM level).
 template <int N>
 HM_DEVICE void pin_words(u32 (&w)[N]) {
 #pragma unroll
@@ -121,6 +131,7 @@ struct GemmDenseWgmma {
                 "activation tiles must start on 1024-byte boundaries");
 
   struct Body {
+    using Preload = WordPreload<1>;
     // The last k16 step's wgmmas still read the stage after compute() returns; the next load goes to the stage
     // read two iterations ago, whose groups the first wait of the current compute() has retired.
     static constexpr int kLagStages = 1;
@@ -144,15 +155,15 @@ struct GemmDenseWgmma {
       const u32 sW = arch::smem_u32(base + Stage::kW);
       const u32 sA = arch::smem_u32(base + Stage::kA) + wm * TOK * (BK * 2);
       u32 scale[1][8];
-      u32 words[kPreloadSlots][B];
+      u32 words[Preload::kSlots][B];
       auto load_step = [&](int ks) {
-        memory::load_block_words<B>(words[preload_slot(ks)], sW + (ks * (BN / 64) + wn) * Stage::kBlockBytes, lane);
+        memory::load_block_words<B>(words[Preload::slot(ks)], sW + (ks * (BN / 64) + wn) * Stage::kBlockBytes, lane);
       };
-      if constexpr (HM_WGMMA_PRELOAD == 1) {
+      if constexpr (Preload::kMode == 1) {
 #pragma unroll
         for (int ks = 0; ks < BK / 16; ++ks) load_step(ks);
       }
-      if constexpr (HM_WGMMA_PRELOAD == 2) load_step(0);
+      if constexpr (Preload::kMode == 2) load_step(0);
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks) {
         if constexpr (Stage::kSRows > 0) {
@@ -162,9 +173,9 @@ struct GemmDenseWgmma {
           constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
           if (ks == 0 || (ks * 16) % zgs == 0) Dense::load_zeros(base, ks, wn, g, zero);
         }
-        if constexpr (HM_WGMMA_PRELOAD == 0) load_step(ks);
+        if constexpr (Preload::kMode == 0) load_step(ks);
         u32 b[8][2];
-        Dense::template dequant_pairs<0>(words[preload_slot(ks)], b, scale[0], zero, masks, 0);
+        Dense::template dequant_pairs<0>(words[Preload::slot(ks)], b, scale[0], zero, masks, 0);
         const u64 desc = arch::wgmma_desc_sw128(sA + ks * 32);  // 16 elements along K = 32 bytes
         arch::wgmma_fence();  // the A registers were just written by ordinary instructions
 #pragma unroll
@@ -173,14 +184,14 @@ struct GemmDenseWgmma {
           wgmma_or_consume<TOK>(Act{}, reinterpret_cast<float(&)[TOK / 2]>(acc.d[0][f]), wa, desc);
         }
         arch::wgmma_commit();
-        if constexpr (HM_WGMMA_PRELOAD == 2) {
+        if constexpr (Preload::kMode == 2) {
           if (ks + 1 < BK / 16) load_step(ks + 1);
         }
         // The previous step's group is done with its A registers (and, at ks = 0, with the stage before this
         // one): at most two steps' 32 registers stay live, and the tensor pipe never drains between stages.
         arch::wgmma_wait<HM_WGMMA_PENDING>();
-        if constexpr (HM_WGMMA_PRELOAD == 2) {
-          if (ks + 1 < BK / 16) pin_words(words[preload_slot(ks + 1)]);
+        if constexpr (Preload::kMode == 2) {
+          if (ks + 1 < BK / 16) pin_words(words[Preload::slot(ks + 1)]);
         }
       }
     }
@@ -224,6 +235,7 @@ struct GemmDenseWgmmaWide {
   static_assert(BK == 64, "one 128-byte swizzle atom along K per stage");
 
   struct Body {
+    using Preload = WordPreload<0>;
     static constexpr int kLagStages = 1;  // as GemmDenseWgmma::Body
     Acc acc;
     typename Dense::Zero zero;
@@ -249,22 +261,22 @@ struct GemmDenseWgmmaWide {
       const u32 sW = arch::smem_u32(base + Stage::kW);
       const u32 sA = arch::smem_u32(base + Stage::kA) + wgm * TOK * (BK * 2);
       u32 scale[FN][8];
-      u32 words[kPreloadSlots][FN][B];
+      u32 words[Preload::kSlots][FN][B];
       auto load_step = [&](int ks) {
 #pragma unroll
         for (int fn = 0; fn < FN; ++fn)
-          memory::load_fragment_words<B>(words[preload_slot(ks)][fn],
+          memory::load_fragment_words<B>(words[Preload::slot(ks)][fn],
                                          sW + (ks * (BN / 64) + wgn * FN + fn) * Stage::kBlockBytes, lane, frag);
       };
-      if constexpr (HM_WGMMA_PRELOAD == 1) {
+      if constexpr (Preload::kMode == 1) {
 #pragma unroll
         for (int ks = 0; ks < BK / 16; ++ks) load_step(ks);
       }
-      if constexpr (HM_WGMMA_PRELOAD == 2) load_step(0);
+      if constexpr (Preload::kMode == 2) load_step(0);
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks) {
         u32 wa[FN][4];
-        if constexpr (HM_WGMMA_PRELOAD == 0) load_step(ks);
+        if constexpr (Preload::kMode == 0) load_step(ks);
 #pragma unroll
         for (int fn = 0; fn < FN; ++fn) {
           const int blk = wgn * FN + fn;
@@ -285,7 +297,7 @@ struct GemmDenseWgmmaWide {
             }
           }
           u32 b[8][2];
-          Dense::template dequant_pairs<0, 4>(words[preload_slot(ks)][fn], b, scale[fn], zero, masks, fn);  // pairs 0..3: fragment `frag`
+          Dense::template dequant_pairs<0, 4>(words[Preload::slot(ks)][fn], b, scale[fn], zero, masks, fn);  // pairs 0..3: fragment `frag`
           wa[fn][0] = b[0][0], wa[fn][1] = b[1][0], wa[fn][2] = b[0][1], wa[fn][3] = b[1][1];
         }
         arch::wgmma_fence();
@@ -294,14 +306,14 @@ struct GemmDenseWgmmaWide {
           wgmma_or_consume<TOK>(Act{}, reinterpret_cast<float(&)[TOK / 2]>(acc.d[fn]), wa[fn],
                                 arch::wgmma_desc_sw128(sA + ks * 32));
         arch::wgmma_commit();
-        if constexpr (HM_WGMMA_PRELOAD == 2) {
+        if constexpr (Preload::kMode == 2) {
           if (ks + 1 < BK / 16) load_step(ks + 1);
         }
         arch::wgmma_wait<HM_WGMMA_PENDING>();
-        if constexpr (HM_WGMMA_PRELOAD == 2) {
+        if constexpr (Preload::kMode == 2) {
           if (ks + 1 < BK / 16) {
 #pragma unroll
-            for (int fn = 0; fn < FN; ++fn) pin_words(words[preload_slot(ks + 1)][fn]);
+            for (int fn = 0; fn < FN; ++fn) pin_words(words[Preload::slot(ks + 1)][fn]);
           }
         }
       }

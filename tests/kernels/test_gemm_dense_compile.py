@@ -166,6 +166,20 @@ def test_the_tuner_picks_stream_k_except_when_the_tiles_nearly_fill_one_wave_or_
     assert "27.2 waves" in many.explain()
 
 
+def test_a_rule_s_measured_schedule_holds_up_to_one_wave_of_its_tiles() -> None:
+    caps = archs.capabilities("sm_90a")
+    # M = 64: 56 tiles of the 512 x 64 producer tile; the general rule would split K twice (112 CTAs)
+    mid = tuning.TUNER.plan(GemmProblem(64, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+    assert mid.schedule == "stream-k" and mid.grid == 132 and "measured best" in mid.explain()
+    # the same tile given by the caller keeps the general rule
+    given = tuning.TUNER.plan(GemmProblem(64, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132,
+                              tile=mid.spec.tile, kernel=type(mid.spec))
+    assert given.schedule == "split-k" and given.grid == 112
+    # past one wave of tiles the rule's preference no longer applies
+    many = tuning.TUNER.plan(GemmProblem(128, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 100)
+    assert many.schedule != "stream-k" or "measured best" not in many.explain()
+
+
 def test_the_gpu_tests_split_k_shape_is_planned_as_split_k_on_an_h200() -> None:
     caps = archs.capabilities("sm_90a")
     for fmt in (W4, presets.get("awq_int4").weight, presets.get("mxfp4").weight):

@@ -34,6 +34,7 @@ class TileRule:
     when: Callable[[DecodeParams], bool] | None = None  # formats the rule serves (None: all)
     kernel: type[GemmDenseSpec] = GemmDenseSpec  # the twin; a target without its MMA instruction skips the rule
     min_nvrtc: tuple[int, int] | None = None  # the oldest NVRTC known to compile the twin correctly
+    schedule: str | None = None  # the schedule measured best for the tile up to one wave of tiles (None: the rule below)
 
 
 def _narrow(d: DecodeParams) -> bool:
@@ -78,9 +79,11 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # M = 33..128: two warpgroups of 256 columns x 64 rows fed by a producer warpgroup (setmaxnreg): 93.1 us at
     # M = 64 and 153.4 at M = 128 against 104.0 and 166.9 for one warpgroup, 2 CTAs an SM, without a producer
     # (28672 x 8192 s4 g128 bf16, H200, 2026-12-03); the wide form's 64- and 128-row tiles lost (119, 224 us).
-    TileRule(128, wgmma_tile(2, 1, 64, 4, producer=1),
+    # Stream-K over every SM instead of 112 split-K CTAs: 82.0 against 90.4 us at M = 64, 146.8 against 151.2
+    # at M = 128 (8 stages; 4, 6 and 8 measured alike).
+    TileRule(128, wgmma_tile(2, 1, 64, 8, producer=1),
              "wgmma, two warpgroups of 256 columns x 64 rows (m64n64k16) and a producer warpgroup",
-             kernel=GemmDenseWgmmaSpec, min_nvrtc=WGMMA_MIN_NVRTC),
+             kernel=GemmDenseWgmmaSpec, min_nvrtc=WGMMA_MIN_NVRTC, schedule="stream-k"),
     # Past 128 rows, the wide form: one m16 fragment per warp and one wgmma of N = 256 activation rows per
     # warpgroup and k16 step (a quarter of the dequantisation per MAC of the four-fragment form), its copies
     # issued by a producer warpgroup: M = 1024 815.7 us, M = 4096 3595 (6 stages) against 1038.7 and 4522.8
@@ -182,10 +185,11 @@ class DenseTuner:
                 reasons.append(f"{fits[0].why}: skipped, NVRTC {'.'.join(map(str, nvrtc_version()))} miscompiles it "
                                f"(needs {'.'.join(map(str, fits[0].min_nvrtc or ()))}: pip install -U "
                                "nvidia-cuda-nvrtc)")
-            tile, kernel = rule.tile, rule.kernel
+            tile, kernel, preferred = rule.tile, rule.kernel, rule.schedule
             reasons.append(f"M={problem.m} <= {rule.max_m if rule.max_m < _INF else 'any'}: {rule.why}")
         else:
             reasons.append("tile given by the caller")
+            preferred = None
         if tile.swap_n8 and problem.m > 8 * tile.swap_n8:
             raise InvalidInputError(f"{tile.describe()}: swapped operands with {tile.swap_n8} n8 fragment(s) serve "
                                     f"M <= {8 * tile.swap_n8}, not M={problem.m}")
@@ -207,6 +211,9 @@ class DenseTuner:
         tiles = m_tiles * n_tiles
         resident = max(sm_count, 1) * spec.min_blocks
         splits = split_count(tiles, k_iters, resident)
+        if schedule is None and preferred is not None and tiles <= resident:
+            schedule = preferred
+            reasons.append(f"{tiles} tiles on {resident} resident CTAs: {preferred}, measured best for this tile")
         if schedule is None:
             # Measured on the H200 (2026-12-02): one CTA a tile won when the tiles nearly filled one wave
             # (112 tiles on 132 SMs, 16 k-steps each); Stream-K on one CTA per resident slot won above it

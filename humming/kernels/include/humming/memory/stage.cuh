@@ -11,6 +11,12 @@
 #include <humming/arch/types.cuh>
 #include <humming/mma/fragments.cuh>
 
+// Running pointers a producer's activation loader rotates through (experiment switch; 1 = one pointer, whose
+// bump waits for the copy that read it: ncu on the wide producer kernel put its long-scoreboard stalls there).
+#ifndef HM_LOADER_POINTERS
+#define HM_LOADER_POINTERS 4
+#endif
+
 namespace humming {
 namespace memory {
 
@@ -225,12 +231,21 @@ struct WarpActivationLoader {
     const int lane = threadIdx.x - FIRST;
     const int r0 = lane / CPR, ck = lane % CPR;
     const bool in_k = kt * Stage::BK + kk < k;
-    const char* src = base + (in_k ? static_cast<long long>(kt) * Stage::BK * 2 : 0);  // past K: a valid address
-    // A running pointer: the compiler would otherwise keep (or spill) all BM / RPP row offsets across the loop.
+    // Running pointers (the compiler would otherwise keep, or spill, all BM / RPP row offsets across the loop),
+    // HM_LOADER_POINTERS of them in turn: a cp.async reads its address registers late, so bumping the one pointer
+    // it used right after it would wait for that.
+    constexpr int N = Stage::BM / RPP;
+    constexpr int P = N < HM_LOADER_POINTERS ? N : HM_LOADER_POINTERS;
+    const char* src[P];
+    src[0] = base + (in_k ? static_cast<long long>(kt) * Stage::BK * 2 : 0);  // past K: a valid address
 #pragma unroll
-    for (int i = 0; i < Stage::BM / RPP; ++i, src += pass_stride)
+    for (int j = 1; j < P; ++j) src[j] = src[j - 1] + pass_stride;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
       if (i * RPP < rows_left)  // rows past M are never read back (their results are not stored)
-        arch::cp_async16_zfill(dst + mma::a_tile_offset<Stage::BK>(r0 + i * RPP, ck), src, in_k ? 16u : 0u);
+        arch::cp_async16_zfill(dst + mma::a_tile_offset<Stage::BK>(r0 + i * RPP, ck), src[i % P], in_k ? 16u : 0u);
+      src[i % P] += P * pass_stride;
+    }
   }
 };
 
