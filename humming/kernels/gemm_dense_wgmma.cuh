@@ -37,9 +37,10 @@
 #define HM_WGMMA_PRELOAD -1
 #endif
 
-// Registers the producer warpgroup keeps (experiment switch; a multiple of 8 in 24..256).
+// Registers the producer warpgroup keeps, for both forms (experiment switch; a multiple of 8 in 24..256; -1:
+// each form's measured count, kWgmmaProducerRegs / kWideProducerRegs).
 #ifndef HM_PRODUCER_REGS
-#define HM_PRODUCER_REGS 56
+#define HM_PRODUCER_REGS -1
 #endif
 
 namespace humming {
@@ -47,8 +48,14 @@ namespace humming {
 // Dynamic shared memory is aligned up to this in the kernel (128-byte swizzle atoms are 1024-byte aligned).
 constexpr int kWgmmaSmemAlign = 1024;
 
+// The producer warpgroup's registers (setmaxnreg.dec), measured on the H200 (2026-12-03, 28672 x 8192 s4 g128):
+// the four-fragment form keeps 56 (104 ran M = 64 in 90.9 us against 84.0: its MMA warps spill at 200), the wide
+// form 104 (M = 1024 788 against 796 us, M = 4096 3116 against 3156; its MMA warps need no more than 200).
+constexpr int kWgmmaProducerRegs = 56;
+constexpr int kWideProducerRegs = 104;
+
 // gemm_dense's configuration with stages laid out on 1024-byte boundaries, plus the alignment slack.
-template <class Base>
+template <class Base, int PRODUCER_REGS = kWgmmaProducerRegs>
 struct WgmmaConfig : Base {
   using BaseStage = typename Base::Stage;
   using Stage = memory::StageLayout<Base::kBM, Base::kBN, Base::kBK, Base::kWBits, BaseStage::kSRows,
@@ -63,10 +70,10 @@ struct WgmmaConfig : Base {
   static constexpr int kCtaThreads = Base::kThreads + 32 * kProducerWarps;
   static constexpr int kLaunchRegs0 = 65536 / (kCtaThreads * Base::kMinBlocks) / 8 * 8;
   static constexpr int kLaunchRegs = kLaunchRegs0 < 255 ? kLaunchRegs0 : 255;
-  // The producer keeps 56 (its loaders' pointers; fewer spill more), the compute warps split the rest of the
-  // CTA's launch allocation, up to 240: setmaxnreg.inc waits until the pool holds what it asks for, so asking
-  // for more than the producer gave back would hang.
-  static constexpr int kProducerRegs = HM_PRODUCER_REGS;
+  // The producer keeps PRODUCER_REGS (its loaders' pointers: fewer spill, or serialise the copies), the compute
+  // warps split the rest of the CTA's launch allocation, up to 240: setmaxnreg.inc waits until the pool holds
+  // what it asks for, so asking for more than the producer gave back would hang.
+  static constexpr int kProducerRegs = HM_PRODUCER_REGS < 0 ? PRODUCER_REGS : HM_PRODUCER_REGS;
   static constexpr int kComputeRegs0 = (kLaunchRegs * kCtaThreads - 128 * kProducerRegs) / Base::kThreads / 8 * 8;
   static constexpr int kComputeRegs = kComputeRegs0 < 240 ? kComputeRegs0 : 240;
   static constexpr bool kSplitRegs = Base::kProducer && kComputeRegs > kLaunchRegs;
@@ -91,6 +98,10 @@ HM_DEVICE void pin_words(u32 (&w)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(w[i]));
 }
+
+// The wide form's configuration: its producer keeps kWideProducerRegs.
+template <class Base>
+struct WgmmaWideConfig : WgmmaConfig<Base, kWideProducerRegs> {};
 
 // HM_ABLATE (gemm_dense.cuh; timing experiments only, wrong values): 1 and 3 drop the MMAs (their operands are
 // still consumed); 2 and 3 take the raw code words in GemmDense::dequant_pairs.
@@ -340,8 +351,8 @@ __global__ void HM_GEMM_DENSE_BOUNDS(WgmmaConfig<HM_GEMM_DENSE_CONFIG>) gemm_den
 }
 
 template <HM_GEMM_DENSE_TEMPLATE>
-__global__ void HM_GEMM_DENSE_BOUNDS(WgmmaConfig<HM_GEMM_DENSE_CONFIG>) gemm_dense_wgmma_wide(HM_GEMM_DENSE_PARAMS) {
-  GemmDenseWgmmaWide<WgmmaConfig<HM_GEMM_DENSE_CONFIG>>::run(HM_GEMM_DENSE_ARGS);
+__global__ void HM_GEMM_DENSE_BOUNDS(WgmmaWideConfig<HM_GEMM_DENSE_CONFIG>) gemm_dense_wgmma_wide(HM_GEMM_DENSE_PARAMS) {
+  GemmDenseWgmmaWide<WgmmaWideConfig<HM_GEMM_DENSE_CONFIG>>::run(HM_GEMM_DENSE_ARGS);
 }
 
 }  // namespace humming

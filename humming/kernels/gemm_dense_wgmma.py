@@ -70,9 +70,11 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
 
     header = "gemm_dense_wgmma.cuh"
     kernel = "humming::gemm_dense_wgmma"
-    #: producer=1 adds a warpgroup: its first warp issues the copies, and setmaxnreg moves its registers to the
+    #: producer=1 adds a warpgroup: its four warps issue the copies, and setmaxnreg moves its registers to the
     #: compute warpgroups (WgmmaConfig).
     producer_warps = 4
+    #: the kernel's configuration template (it fixes the producer warpgroup's registers)
+    config_template = "humming::WgmmaConfig"
 
     def check(self) -> None:
         super().check()
@@ -98,7 +100,7 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
         return self.stages * (-(-per_stage // SMEM_ALIGN) * SMEM_ALIGN) + barriers + SMEM_ALIGN
 
     def exports(self) -> dict[str, str]:
-        cfg = f"humming::WgmmaConfig<humming::GemmDenseConfig<{self.cpp_args()}>>"
+        cfg = f"{self.config_template}<humming::GemmDenseConfig<{self.cpp_args()}>>"
         return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kCtaThreads", "block_m": f"{cfg}::kBM",
                 "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK",
                 "split_registers": f"({cfg}::kSplitRegs ? {cfg}::kLaunchRegs : 0)"}
@@ -123,6 +125,7 @@ class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
     along N (64 columns each)."""
 
     kernel = "humming::gemm_dense_wgmma_wide"
+    config_template = "humming::WgmmaWideConfig"
 
     def check(self) -> None:
         GemmDenseSpec.check(self)
