@@ -73,7 +73,10 @@ struct WgmmaConfig : Base {
   // The producer keeps PRODUCER_REGS (its loaders' pointers: fewer spill, or serialise the copies), the compute
   // warps split the rest of the CTA's launch allocation, up to 240: setmaxnreg.inc waits until the pool holds
   // what it asks for, so asking for more than the producer gave back would hang.
-  static constexpr int kProducerRegs = HM_PRODUCER_REGS < 0 ? PRODUCER_REGS : HM_PRODUCER_REGS;
+  // A CTA of many warpgroups launches at fewer registers than PRODUCER_REGS; its producer keeps the
+  // four-fragment form's count then, so that the MMA warps still gain.
+  static constexpr int kProducerRegs0 = PRODUCER_REGS < kLaunchRegs ? PRODUCER_REGS : kWgmmaProducerRegs;
+  static constexpr int kProducerRegs = HM_PRODUCER_REGS < 0 ? kProducerRegs0 : HM_PRODUCER_REGS;
   static constexpr int kComputeRegs0 = (kLaunchRegs * kCtaThreads - 128 * kProducerRegs) / Base::kThreads / 8 * 8;
   static constexpr int kComputeRegs = kComputeRegs0 < 240 ? kComputeRegs0 : 240;
   static constexpr bool kSplitRegs = Base::kProducer && kComputeRegs > kLaunchRegs;
