@@ -31,7 +31,7 @@
 // When a k16 step's packed words are read from shared memory: 0 after the previous step's wgmma wait (on the
 // dequant chain), 1 all four steps' at the top of compute() (the compiler then dequantises them all before the
 // stage's first wgmma), 2 one step ahead, before the wait. Measured (H200, 28672 x 8192 s4 g128, 2026-12-03):
-// 1 for the four-fragment form (M = 64: 90.4 against 93.8 us), 0 for the wide form (M = 1024: 804 against 816
+// 1 for the four-fragment form (M = 64: 91.0 against 93.8 us), 0 for the wide form (M = 1024: 804 against 816
 // with 1, 808 with 2). An experiment switch sets one mode for both (-1: each form's measured mode).
 #ifndef HM_WGMMA_PRELOAD
 #define HM_WGMMA_PRELOAD -1

@@ -79,8 +79,8 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # M = 33..128: two warpgroups of 256 columns x 64 rows fed by a producer warpgroup (setmaxnreg): 93.1 us at
     # M = 64 and 153.4 at M = 128 against 104.0 and 166.9 for one warpgroup, 2 CTAs an SM, without a producer
     # (28672 x 8192 s4 g128 bf16, H200, 2026-12-03); the wide form's 64- and 128-row tiles lost (119, 224 us).
-    # Stream-K over every SM instead of 112 split-K CTAs: 82.0 against 90.4 us at M = 64, 146.8 against 151.2
-    # at M = 128 (8 stages; 4, 6 and 8 measured alike).
+    # Stream-K over every SM instead of 112 split-K CTAs: 83.9 against 91.0 us at M = 64 (82.0 against 90.4 at
+    # M = 33), 146.8 against 151.2 at M = 128 (8 stages; 4, 6 and 8 measured alike).
     TileRule(128, wgmma_tile(2, 1, 64, 8, producer=1),
              "wgmma, two warpgroups of 256 columns x 64 rows (m64n64k16) and a producer warpgroup",
              kernel=GemmDenseWgmmaSpec, min_nvrtc=WGMMA_MIN_NVRTC, schedule="stream-k"),
