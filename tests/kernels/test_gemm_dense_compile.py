@@ -398,3 +398,26 @@ def test_the_wgmma_producer_is_a_warpgroup_that_gives_its_registers_to_the_mma_w
     assert sorted(counts[0]) == [("DEALLOC", "0x68"), ("TRY_ALLOC", "0xc8")], counts[0]
     assert counts[1] == [], counts[1]
     assert sorted(counts[2]) == [("DEALLOC", "0x38"), ("TRY_ALLOC", "0x68")], counts[2]
+
+
+def test_the_wide_producer_copies_rows_from_rotating_pointers(tmp_path: Path) -> None:
+    # ncu on the H200 put the wide producer's stalls on the one running pointer it bumped after every row's
+    # cp.async (the bump waits until the copy has read the register): consecutive activation rows must take their
+    # addresses from different registers, as the loader's four pointers give them (with one pointer and a 56-register
+    # producer every row's copy read the same pair; checked when this test was written).
+    tool = _nvdisasm()
+    if tool is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    hopper = archs.capabilities("sm_90a")
+    plan = tuning.TUNER.plan(GemmProblem(1024, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), hopper, 132)
+    assert isinstance(plan.spec, GemmDenseWgmmaWideSpec) and plan.spec.tile.producer == 1
+    (kernel,) = compile_many([plan.spec])
+    cubin = tmp_path / "wide.cubin"
+    cubin.write_bytes(kernel.binary)
+    sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+    producer = sass[sass.index("USETMAXREG.DEALLOC"):]
+    # the activation rows: predicated on the row being inside M, zero-filled past K (the trailing !P operand)
+    sources = re.findall(r"LDGSTS\.E\.BYPASS\.128 \[R\d+\], desc\[UR\d+\]\[(R\d+)\.64\], !P\d", producer)
+    assert len(sources) >= 8, producer[:2000]
+    repeats = sum(a == b for a, b in zip(sources, sources[1:]))
+    assert repeats == 0, sources
