@@ -5,7 +5,8 @@
 
 --tiles: semicolon-separated variants, each the nine Tile fields (warp_m, frag_m, warp_n, frag_n, warp_k, bk,
 stages, group_m, min_blocks[, swap_n8 0/1/2[, bulk_w 0/1[, producer 0/1]]]) and optionally a schedule; the tuner's own plan is always timed first.
-A variant prefixed "wgmma:" or "wide:" runs that form of the wgmma kernel (gemm_dense_wgmma.cuh), else mma.sync.
+A variant prefixed "wgmma:", "wide:" or "widetma:" (the wide form with TMA activations) runs that form of the wgmma
+kernel (gemm_dense_wgmma.cuh), else mma.sync.
 --loop N: no timing; launch the tuner's plan (or the first variant) N times, for `ncu --launch-skip`.
 Timing is bench_wna16's Timer (CUDA-graph replay, L2 flushed, median); the line shows us and % of roofline
 against the copy bandwidth measured in the same run.
@@ -29,10 +30,12 @@ from humming.core.build import compile_many  # noqa: E402
 from humming.core.formats import QuantFormat  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
 from humming.kernels.gemm_dense import GemmDenseSpec, Tile  # noqa: E402
-from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec  # noqa: E402
+from humming.kernels.gemm_dense_wgmma import (  # noqa: E402
+    GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec)
 
 
-KERNELS = {"sync": GemmDenseSpec, "wgmma": GemmDenseWgmmaSpec, "wide": GemmDenseWgmmaWideSpec}
+KERNELS = {"sync": GemmDenseSpec, "wgmma": GemmDenseWgmmaSpec, "wide": GemmDenseWgmmaWideSpec,
+           "widetma": GemmDenseWgmmaWideTmaSpec}
 
 
 def parse_variants(text: str) -> list[tuple[Tile, str | None, type[GemmDenseSpec]]]:

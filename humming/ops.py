@@ -179,7 +179,7 @@ def launch(out: torch.Tensor, x2: torch.Tensor, data: torch.Tensor, scales: torc
     nb64 = data.shape[1]
     kernel.launch(plan.grid, plan.block, plan.smem,
                   (x2, data, scales, zeros, chscale, gscale, bias, out, ws, cnt,
-                   m, n, k, x2.stride(0), out.stride(0), nb64, k_pad, m_tiles, n_tiles))
+                   m, n, k, x2.stride(0), out.stride(0), nb64, k_pad, m_tiles, n_tiles, *plan.spec.launch_extras(x2)))
     return plan
 
 

@@ -244,6 +244,11 @@ class KernelSpec:
             lines.append(f'extern "C" __constant__ const long long {EXPORT_PREFIX}{name} = (long long)({expr});')
         return "\n".join(lines) + "\n"
 
+    def launch_extras(self, activations: Any) -> tuple[Any, ...]:
+        """Arguments the kernel takes after the ones its caller always passes, derived from the call's activation
+        tensor (a TMA form's tensor map); none by default."""
+        return ()
+
     def check_supported(self, caps: DeviceCapabilities) -> None:
         """UnsupportedError naming every requirement ``caps`` lacks (unknown counts as lacking)."""
         if (caps.target.vendor, caps.target.arch) != (self.target.vendor, self.target.arch):

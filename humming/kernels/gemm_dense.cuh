@@ -25,7 +25,7 @@
 #include <humming/epilogue/store.cuh>
 #include <humming/mma/fragments.cuh>
 #include <humming/mma/swapped.cuh>
-#include <humming/memory/stage.cuh>
+#include <humming/memory/tma.cuh>
 #include <humming/scheduler/pipeline.cuh>
 #include <humming/scheduler/stream_k.cuh>
 
@@ -101,6 +101,7 @@ struct GemmDenseConfig {
 #endif
   // A producer warp after the compute warps issues every copy; stages hand over on mbarriers (pipeline.cuh).
   static constexpr bool kProducer = PRODUCER_ != 0;
+  static constexpr bool kTmaA = false;  // activations by tensor copy (gemm_dense_wgmma.cuh's TMA configuration)
   static_assert(!(kProducer && kBulkWeights), "the producer warp copies the weights itself");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   static_assert(!kProducer, "the producer warp needs cp.async and mbarriers (sm_80+)");
@@ -158,8 +159,7 @@ struct GemmDense {
   using WLoader = typename Select<Cfg::kBulkWeights, memory::BulkWeightLoader<Stage>,
                                   typename Select<Cfg::kProducer, memory::WarpWeightLoader<Stage, kFirst, kLoadThreads>,
                                                   memory::WeightLoader<Cfg::kThreads, Stage>>::type>::type;
-  using ALoader = typename Select<Cfg::kProducer, memory::WarpActivationLoader<Stage, kFirst, kLoadThreads>,
-                                  memory::ActivationLoader<Cfg::kThreads, Stage>>::type;
+  using ALoader = memory::ActivationLoaderOf<Cfg::kTmaA, Cfg::kProducer, Stage, kFirst, kLoadThreads, Cfg::kThreads>;
   using SLoader = memory::RowLoader<kLoadThreads, (Stage::kSRows > 0 ? Stage::kSRows : 1), BN * Stage::kSBytes, BK,
                                     (Cfg::kSMode == kScaleGroup ? Cfg::kGS : 0), kFirst>;
   using ZLoader = memory::RowLoader<kLoadThreads, (Stage::kZRows > 0 ? Stage::kZRows : 1), BN * 2, BK, kZRowK, kFirst>;
@@ -180,11 +180,11 @@ struct GemmDense {
       if constexpr (Stage::kZRows > 0) z.set_tile(p.zeros, p.nb64 * 64 * 2, nt * BN * 2, p.nb64 * 64 * 2);
     }
 
-    // bar: the stage's mbarrier (bulk weight copies only).
+    // bar: the stage's mbarrier (bulk weight copies, tensor copies of activations).
     HM_DEVICE void load(char* smem, int stage, int kt, u64 pol_w, u32 bar) const {
       const u32 base = arch::smem_u32(smem + stage * Stage::kBytes);
       w.load(base + Stage::kW, kt, pol_w, bar);
-      a.load(base + Stage::kA, kt);
+      a.load(base + Stage::kA, kt, bar);
       if constexpr (Stage::kSRows > 0) s.load(base + Stage::kS, kt, pol_w);
       if constexpr (Stage::kZRows > 0) z.load(base + Stage::kZ, kt, pol_w);
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import ClassVar
 
 from humming.capabilities.model import DeviceCapabilities, Target
 from humming.core import dtypes
@@ -161,7 +162,7 @@ class GemmDenseSpec(KernelSpec):
     header = "gemm_dense.cuh"
     kernel = "humming::gemm_dense"
     # a, w, scales, zeros, chscale, gscale, bias, c, ws, counters; m, n, k, lda, ldc, nb64, k_pad, m_tiles, n_tiles
-    signature = ("ptr",) * 10 + ("s32",) * 9
+    signature: ClassVar[tuple[str, ...]] = ("ptr",) * 10 + ("s32",) * 9
 
     act: DType = param(allowed=ACTIVATIONS, cpp=_act_cpp, doc="activation and MMA operand dtype")
     out: DType = param(allowed=ACTIVATIONS, cpp=_act_cpp, doc="output dtype")

@@ -106,6 +106,13 @@ HM_DEVICE void pin_words(u32 (&w)[N]) {
 template <class Base>
 struct WgmmaWideConfig : WgmmaConfig<Base, kWideProducerRegs> {};
 
+// The wide form with the activation tile copied by TMA (memory/tma.cuh): one producer thread issues it.
+template <class Base>
+struct WgmmaWideTmaConfig : WgmmaWideConfig<Base> {
+  static_assert(Base::kProducer, "the tensor copy is issued by the producer warpgroup");
+  static constexpr bool kTmaA = true;
+};
+
 // HM_ABLATE (gemm_dense.cuh; timing experiments only, wrong values): 1 and 3 drop the MMAs (their operands are
 // still consumed); 2 and 3 take the raw code words in GemmDense::dequant_pairs.
 template <int TOK, class Act>
@@ -356,6 +363,16 @@ __global__ void HM_GEMM_DENSE_BOUNDS(WgmmaConfig<HM_GEMM_DENSE_CONFIG>) gemm_den
 template <HM_GEMM_DENSE_TEMPLATE>
 __global__ void HM_GEMM_DENSE_BOUNDS(WgmmaWideConfig<HM_GEMM_DENSE_CONFIG>) gemm_dense_wgmma_wide(HM_GEMM_DENSE_PARAMS) {
   GemmDenseWgmmaWide<WgmmaWideConfig<HM_GEMM_DENSE_CONFIG>>::run(HM_GEMM_DENSE_ARGS);
+}
+
+// The TMA form: the tensor map of the activations [M, K] (box BK x BM, 128-byte swizzle) comes as a parameter, and
+// its address travels in GemmDenseArgs::a, which the tensor-copy loader reads (`a` itself is unused).
+template <HM_GEMM_DENSE_TEMPLATE>
+__global__ void HM_GEMM_DENSE_BOUNDS(WgmmaWideTmaConfig<HM_GEMM_DENSE_CONFIG>)
+    gemm_dense_wgmma_wide_tma(HM_GEMM_DENSE_PARAMS, const __grid_constant__ arch::TensorMap act_map) {
+  GemmDenseArgs args = HM_GEMM_DENSE_ARGS;
+  args.a = &act_map;
+  GemmDenseWgmmaWide<WgmmaWideTmaConfig<HM_GEMM_DENSE_CONFIG>>::run(args);
 }
 
 }  // namespace humming

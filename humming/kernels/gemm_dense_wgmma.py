@@ -13,15 +13,17 @@ one n64 block per warp, no k-warps, operands swapped by construction (``swap_n8`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from humming.capabilities.model import DeviceCapabilities
-from humming.core.codegen import Requirement
+from humming.core.codegen import Requirement, needs
 from humming.core.dtypes import DType
 from humming.errors import InternalError, InvalidInputError
 from humming.kernels.gemm_dense import GemmDenseSpec, Tile
 
 if TYPE_CHECKING:
+    import torch
+
     from humming.core.launcher import CompiledKernel
 
 #: The kernel aligns its dynamic shared memory to the 128-byte swizzle atom (1024 bytes) at run time.
@@ -145,3 +147,28 @@ class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
     @classmethod
     def mma_requirement(cls, act: DType) -> Requirement:
         return _wgmma_requirement(act, WIDE_TOKENS_PER_WARPGROUP)
+
+
+@dataclass(frozen=True)
+class GemmDenseWgmmaWideTmaSpec(GemmDenseWgmmaWideSpec):
+    """``humming::gemm_dense_wgmma_wide_tma``: the wide form whose producer copies each stage's activation tile
+    with one TMA instruction (memory/tma.cuh) instead of 16-byte cp.async from all of its lanes; it takes the
+    activations' tensor map (humming.devices.nvidia.tensormap) as a 20th parameter. ``producer`` = 1."""
+
+    kernel = "humming::gemm_dense_wgmma_wide_tma"
+    config_template = "humming::WgmmaWideTmaConfig"
+    signature = GemmDenseWgmmaWideSpec.signature + ("bytes",)
+
+    def check(self) -> None:
+        super().check()
+        _check_rules(self, {"producer": (self.producer == 1, "producer = 1 (its first thread issues the copy)")})
+
+    def requirements(self) -> tuple[Requirement, ...]:
+        return (*super().requirements(),
+                needs("memory.bulk_tensor_copy", what="TMA (cp.async.bulk.tensor with a tensor map, sm_90+)",
+                      alternatives=("GemmDenseWgmmaWideSpec (cp.async activations)",)))
+
+    def launch_extras(self, activations: torch.Tensor) -> tuple[Any, ...]:
+        from humming.devices.nvidia.tensormap import activation_map
+
+        return (activation_map(activations, self.tile.block_m),)

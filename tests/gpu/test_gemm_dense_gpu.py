@@ -70,8 +70,10 @@ def _quantize(fmt: WeightFormat, n: int, k: int, gen: torch.Generator) -> quanti
     return quantized.quantize(w, QuantFormat(fmt), g_idx=g_idx)
 
 
-def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias: bool, out: dtypes.DType) -> None:
-    from humming.ops import launch
+def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias: bool, out: dtypes.DType,
+         kernel: type | None = None, tile: object = None) -> None:
+    from humming.core.problem import GemmProblem
+    from humming.ops import _device, launch
 
     fmt = FORMATS[fmt_id]
     gen = torch.Generator(device="cuda")
@@ -84,7 +86,11 @@ def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias
     b = torch.randn(n, device="cuda", generator=gen).to(_TORCH[out]) if bias else None
     c = torch.full((m, n), float("nan"), device="cuda", dtype=_TORCH[out])
     x2 = x if pw.perm is None else x.index_select(1, pw.perm)
-    launch(c, x2, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, b, fmt, n, k)
+    plan = None
+    if kernel is not None:  # a kernel the tuner does not choose (yet): its tile, the tuner's schedule
+        caps, tuner, sms = _device(torch.cuda.current_device())
+        plan = tuner.plan(GemmProblem(m, n, k, fmt, act, out, bias), caps, sms, tile=tile, kernel=kernel)
+    launch(c, x2, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, b, fmt, n, k, plan)
     torch.cuda.synchronize()
     ref = reference.reference_gemm(x, q, b)
     xd, wd = reference.reference_operands(x, q)
@@ -200,3 +206,19 @@ def test_quant_linear_from_a_float_layer_and_under_torch_compile() -> None:
     tolerances.check(y, ref, xd, wd, tolerances.tolerance(dtypes.bf16, dtypes.u4, dtypes.bf16))
     compiled = torch.compile(layer, fullgraph=True)
     assert torch.equal(compiled(x), y)
+
+
+#: The wide wgmma form with TMA activations (opt-in, GemmDenseWgmmaWideTmaSpec): M tails inside a 256-row box,
+#: a K that ends inside a 64-deep stage, and formats with zero points, float codes and 8-bit codes.
+TMA_SHAPES = ((1000, 1088), (136, 1000), (4096, 2048))
+
+
+@pytest.mark.parametrize("m", [129, 300, 1024])
+@pytest.mark.parametrize("fmt_id", ["s4_g128", "u4_zp_g128", "s8_channel", "mxfp4"])
+def test_tma_activations_match_the_reference(fmt_id: str, m: int) -> None:
+    from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaWideTmaSpec, wide_tile
+
+    for act in (dtypes.bf16, dtypes.f16):
+        for i, shape in enumerate(TMA_SHAPES):
+            _run(fmt_id, act, m, shape, bias=i % 2 == 1, out=act, kernel=GemmDenseWgmmaWideTmaSpec,
+                 tile=wide_tile(2, 1, 256, 5, producer=1))

@@ -421,3 +421,51 @@ def test_the_wide_producer_copies_rows_from_rotating_pointers(tmp_path: Path) ->
     assert len(sources) >= 8, producer[:2000]
     repeats = sum(a == b for a, b in zip(sources, sources[1:]))
     assert repeats == 0, sources
+
+
+def test_the_tma_form_copies_activations_with_one_tensor_copy(tmp_path: Path) -> None:
+    from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaWideTmaSpec
+
+    hopper = archs.capabilities("sm_90a")
+    tile = wide_tile(2, 1, 256, 5, producer=1)
+    specs = []
+    for fmt in (W4, presets.get("awq_int4").weight, presets.get("mxfp4").weight, presets.get("nvfp4_w4a16").weight,
+                WeightFormat(dtypes.s8, ScaleSpec(Granularity.CHANNEL, dtypes.f32))):
+        for act in (dtypes.bf16, dtypes.f16):
+            spec = GemmDenseWgmmaWideTmaSpec.build(hopper.target, act, act, DecodeParams.of(fmt), tile)
+            spec.check_supported(hopper)
+            specs.append(spec)
+    kernels = compile_many(specs)
+    for spec, kernel in zip(specs, kernels):
+        assert kernel.resources.spill_stores == 0, (spec.describe(), kernel.resources)
+        assert len(kernel.resources.params) == 20 and kernel.resources.params[-1].size == 128  # the tensor map
+        spec.check_compiled(kernel)
+    with pytest.raises(InvalidInputError, match="producer = 1"):
+        GemmDenseWgmmaWideTmaSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, DecodeParams.of(W4),
+                                        wide_tile(2, 1, 256, 5))
+    ampere = archs.capabilities("sm_80")
+    with pytest.raises(UnsupportedError, match="TMA"):
+        GemmDenseWgmmaWideTmaSpec.build(ampere.target, dtypes.bf16, dtypes.bf16, DecodeParams.of(W4),
+                                        tile).check_supported(ampere)
+    tool = _nvdisasm()
+    if tool is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    cubin = tmp_path / "tma.cubin"
+    cubin.write_bytes(kernels[0].binary)
+    sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+    producer = sass[sass.index("USETMAXREG.DEALLOC"):]
+    assert "UTMALDG.2D" in producer
+    # no 16-byte copies of activation rows (predicated on M, zero-filled past K) are left to the producer
+    assert not re.findall(r"LDGSTS\.E\.BYPASS\.128 \[R\d+\], desc\[UR\d+\]\[R\d+\.64\], !P\d", producer)
+
+
+def test_a_tensor_map_is_asked_for_two_dimensional_16_bit_activations_only() -> None:
+    torch = pytest.importorskip("torch")
+    from humming.devices.nvidia.tensormap import activation_map
+
+    with pytest.raises(InvalidInputError, match="2-D f16/bf16"):
+        activation_map(torch.zeros(4, 64, dtype=torch.float32), 256)
+    with pytest.raises(InvalidInputError, match="unit column stride"):
+        activation_map(torch.zeros(64, 4, dtype=torch.bfloat16).t(), 256)
+    with pytest.raises(InvalidInputError, match="1..256 rows"):
+        activation_map(torch.zeros(4, 64, dtype=torch.bfloat16), 512)

@@ -128,7 +128,7 @@ struct ActivationLoader {
     }
   }
 
-  HM_DEVICE void load(u32 dst, int kt) const {
+  HM_DEVICE void load(u32 dst, int kt, u32 /*bar*/ = 0) const {
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
       if (ok[i]) {
@@ -227,7 +227,7 @@ struct WarpActivationLoader {
     rows_left = m - m0 - r0;
   }
 
-  HM_DEVICE void load(u32 dst, int kt) const {
+  HM_DEVICE void load(u32 dst, int kt, u32 /*bar*/ = 0) const {
     const int lane = threadIdx.x - FIRST;
     const int r0 = lane / CPR, ck = lane % CPR;
     const bool in_k = kt * Stage::BK + kk < k;

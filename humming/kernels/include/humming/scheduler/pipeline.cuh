@@ -60,7 +60,7 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
     for (long long it = begin; it < end; ++it) {
       // The slot's previous use (one ring ago) must be released by every compute thread first.
       if (it - begin >= S) arch::mbarrier_wait(empty + 8 * stage, parity ^ 1);
-      ld.load(smem, stage, kt, pol_w, 0u);
+      ld.load(smem, stage, kt, pol_w, full + 8 * stage);  // tensor copies complete on it
       arch::cp_async_mbarrier_arrive(full + 8 * stage);
       if (++kt == k_iters && it + 1 < end) {
         kt = 0;
