@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 formats check ncu ncu-wgmma ncu-wide producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma
+# Steps: devices gpu-tests jit wna16 formats check ncu ncu-wgmma ncu-wide producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4
 # conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
@@ -113,6 +113,16 @@ for step in $steps; do
         timeout 60 $P --m 1000 --act f16 --format "$f" --tiles "widetma:4,4,2,1,1,64,5,8,1,0,0,1"; done
       timeout 60 $P --m 300 --n 4032 --k 4224 --tiles "widetma:4,4,2,1,1,64,6,8,1,0,0,1"  # M and K tails
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/tma.txt" ;;
+    # decode tiles whose warps hold half a group (4 k16 steps of g128): group scales now go on their f32 partial
+    # sums (they multiplied every operand pair before, which lost to the tuner's tile although their loads-only
+    # floors were lower: 33.6 against 37.4 us); verified, M = 1 and 16, the issue's shapes and AWQ
+    decode-k4) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+      V="1,1,2,1,4,256,3,8,2,S; 1,1,2,1,4,128,6,8,2,S; 1,1,4,1,4,256,3,8,1,S; 1,1,2,1,4,256,3,8,2,S stream-k"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 60 $P --n $n --k $k --m 1 --tiles "${V//S/1}"; timeout 60 $P --n $n --k $k --m 16 --tiles "${V//S/2}"; done
+      timeout 60 $P --m 1,16 --format "w4a16 u4 zp g128" --act f16 --tiles "${V//S/2}"
+      timeout 60 $P --m 1 --ablate 3 --tiles "${V//S/1}"
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/decode-k4.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

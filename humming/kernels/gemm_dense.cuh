@@ -197,10 +197,10 @@ struct GemmDense {
 
   // Group scales applied to f32 partial sums once per group instead of to every operand pair: integer codes
   // dequantise to the exact small integers c - z, float codes to their exact values (bf16) or to their values
-  // times a power of two (f16, below); each warp's k16 steps of a stage hold whole groups, and the swapped form
-  // has half the accumulators per weight block (one FFMA per accumulator and group).
-  static constexpr bool kAccScale =
-      Cfg::kSwapAB && Cfg::kSMode == kScaleGroup && (Cfg::kKStepsPerWarp * 16) % Cfg::kGS == 0;
+  // times a power of two (f16, below); a warp's k16 steps of a stage hold whole groups or lie inside one (their k
+  // range is aligned to its length); the swapped form has half the accumulators (one FFMA each per group part).
+  static constexpr bool kAccScale = Cfg::kSwapAB && Cfg::kSMode == kScaleGroup &&
+                                    ((Cfg::kKStepsPerWarp * 16) % Cfg::kGS == 0 || Cfg::kGS % (Cfg::kKStepsPerWarp * 16) == 0);
 
   // Operand values of float weights carry 2^-(target bias - weight bias) unless fixed in the dequant: fixed for
   // bf16 (whose tiny operands would make f32 products subnormal, which the tensor cores may flush) and for

@@ -299,4 +299,5 @@ class GemmDenseSpec(KernelSpec):
     def exports(self) -> dict[str, str]:
         cfg = (f"humming::GemmDenseConfig<{self.cpp_args()}>")
         return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kCtaThreads", "block_m": f"{cfg}::kBM",
-                "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK"}
+                "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK",
+                "scales_on_sums": f"(humming::GemmDense<{cfg}>::kAccScale ? 1 : 0)"}

@@ -469,3 +469,17 @@ def test_a_tensor_map_is_asked_for_two_dimensional_16_bit_activations_only() -> 
         activation_map(torch.zeros(64, 4, dtype=torch.bfloat16).t(), 256)
     with pytest.raises(InvalidInputError, match="1..256 rows"):
         activation_map(torch.zeros(4, 64, dtype=torch.bfloat16), 512)
+
+
+def test_group_scales_go_on_partial_sums_when_a_warp_s_k_range_holds_whole_groups_or_lies_in_one() -> None:
+    hopper = archs.capabilities("sm_90a")
+    d = DecodeParams.of(W4)  # groups of 128
+    tiles = {
+        Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1): 1,  # 8 k16 steps a warp: one whole group
+        Tile(1, 1, 2, 1, 4, 256, 3, 8, 2, swap_n8=1): 1,  # 4 steps: half a group, aligned
+        Tile(1, 1, 4, 1, 2, 128, 4, 8, 1, swap_n8=2): 1,  # 4 steps
+        Tile(1, 1, 2, 1, 2, 256, 4, 8, 2): 0,  # not swapped: scales on the operands
+    }
+    specs = [GemmDenseSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d, t) for t in tiles]
+    for spec, kernel, want in zip(specs, compile_many(specs), tiles.values()):
+        assert kernel.exports["scales_on_sums"] == want, spec.tile.describe()
