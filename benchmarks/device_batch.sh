@@ -112,6 +112,7 @@ for step in $steps; do
       for f in "w8a16 s8 ch" "w4a16 u4 zp g128" mxfp4; do
         timeout 60 $P --m 1000 --act f16 --format "$f" --tiles "widetma:4,4,2,1,1,64,5,8,1,0,0,1"; done
       timeout 60 $P --m 300 --n 4032 --k 4224 --tiles "widetma:4,4,2,1,1,64,6,8,1,0,0,1"  # M and K tails
+      echo "# HM_TMA_FENCE=0"; timeout 100 $P --m 1024,4096 --define HM_TMA_FENCE=0 --tiles "widetma:4,4,2,1,1,64,6,8,1,0,0,1"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/tma.txt" ;;
     # decode tiles whose warps hold half a group (4 k16 steps of g128): group scales now go on their f32 partial
     # sums (they multiplied every operand pair before, which lost to the tuner's tile although their loads-only
