@@ -122,6 +122,8 @@ for step in $steps; do
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
         timeout 60 $P --n $n --k $k --m 1 --tiles "${V//S/1}"; timeout 60 $P --n $n --k $k --m 16 --tiles "${V//S/2}"; done
       timeout 60 $P --m 1,16 --format "w4a16 u4 zp g128" --act f16 --tiles "${V//S/2}"
+      for f in mxfp4 nvfp4; do timeout 60 $P --m 1,16 --format $f --tiles "1,1,2,1,4,256,3,8,2,2; 1,1,4,1,4,256,3,8,1,2"; done
+      timeout 60 $P --m 1,16 --format "w8a16 s8 ch" --tiles "1,1,4,1,4,128,4,8,1,0; 1,1,2,1,4,256,2,8,2,0"
       timeout 60 $P --m 1 --ablate 3 --tiles "${V//S/1}"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/decode-k4.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
