@@ -439,6 +439,7 @@ def test_the_tma_form_copies_activations_with_one_tensor_copy(tmp_path: Path) ->
     for spec, kernel in zip(specs, kernels):
         assert kernel.resources.spill_stores == 0, (spec.describe(), kernel.resources)
         assert len(kernel.resources.params) == 20 and kernel.resources.params[-1].size == 128  # the tensor map
+        assert kernel.exports["block_m"] == spec.tile.block_m  # the host's box rows = the bytes the copy credits
         spec.check_compiled(kernel)
     with pytest.raises(InvalidInputError, match="producer = 1"):
         GemmDenseWgmmaWideTmaSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, DecodeParams.of(W4),
