@@ -286,3 +286,14 @@ def test_the_toy_op_registers_once_and_gives_torch_compile_its_output_shape():
     assert out.shape == (7, 3) and out.dtype == torch.bfloat16 and out.device.type == "meta"
     with pytest.raises(NotImplementedError):
         torch.ops.humming.toy_axpy(torch.ones(3), torch.ones(3), 1.0)  # CUDA only: no CPU kernel
+
+
+def test_a_tensor_map_travels_as_declared_bytes_at_its_aligned_offset():
+    # the TMA kernels' last parameter: 128 opaque bytes that the binary places on a 64-byte boundary
+    slots = [ParamSlot(0, 0, 8), ParamSlot(1, 8, 4), ParamSlot(2, 64, 128)]
+    packer = _Packer("k", slots, (FakeTensor, int, bytes), ("ptr", "s32", "bytes"))
+    packer.pack((FakeTensor(0x1000), 5, bytes(range(128))))
+    raw = unpack(packer, slots)
+    assert raw[2] == bytes(range(128)) and struct.unpack("<i", raw[1])[0] == 5
+    with pytest.raises(InvalidInputError, match="127 bytes for a 128-byte parameter"):
+        packer.pack((FakeTensor(0x1000), 5, bytes(127)))
