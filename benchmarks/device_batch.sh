@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 formats check ncu ncu-wgmma ncu-wide producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4
+# Steps: devices gpu-tests jit wna16 formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4
 # conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
@@ -36,6 +36,10 @@ for step in $steps; do
                  | tee "$OUT/ncu-wgmma.txt" | tail -60 ;;
     ncu-wide) bash benchmarks/ncu_wna16.sh wide_m1024 --m 1024 2>&1 | tee "$OUT/ncu-wide.txt" | tail -40
       rm -f "$OUT"/*.ncu-rep ;;  # the text pages and the SASS table come back; the report would not
+    # the TMA form at M = 1024 (after the tma step has verified it): do its MMA warps still wait for data?
+    ncu-tma) bash benchmarks/ncu_wna16.sh tma_m1024 --m 1024 --tiles "widetma:4,4,2,1,1,64,6,8,1,0,0,1" 2>&1 \
+               | tee "$OUT/ncu-tma.txt" | tail -40
+      rm -f "$OUT"/*.ncu-rep ;;
     # the opt-in producer-warp decode tiles (12th tile field) against the tuner's, each checked against the
     # reference; then the same tiles with the arithmetic removed (HM_ABLATE=3), and an odd shape (K tail)
     producer) { P="python3 benchmarks/profile_wna16.py --reps 20"
