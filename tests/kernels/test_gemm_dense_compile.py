@@ -48,6 +48,12 @@ def _nvdisasm() -> str | None:
     return shutil.which("nvdisasm")
 
 
+def _sass(tool: str, binary: bytes, cubin: Path) -> str:
+    """The disassembly of a cubin (written to ``cubin`` for nvdisasm)."""
+    cubin.write_bytes(binary)
+    return subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+
+
 def _spec(arch: str, fmt: WeightFormat, m: int, act: dtypes.DType) -> GemmDenseSpec:
     caps = archs.capabilities(arch)
     return tuning.TUNER.plan(GemmProblem(m, 1000, 4096, fmt, act, act), caps, 100).spec
@@ -101,9 +107,7 @@ def test_the_sass_holds_hmma_and_the_main_paths_do_not_spill(compiled, tmp_path:
     if tool is None:
         pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
     for i, (spec, kernel) in enumerate(compiled):
-        cubin = tmp_path / f"k{i}.cubin"
-        cubin.write_bytes(kernel.binary)
-        sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+        sass = _sass(tool, kernel.binary, tmp_path / f"k{i}.cubin")
         if isinstance(spec, GemmDenseWgmmaSpec):
             # wgmma with the weights as register A: HGMMA in the loop, none waited for right after issue (ptxas
             # serialises them when a divergent path touches their registers: one "DEPBAR.LE gsb0, 0x0" each),
@@ -267,9 +271,7 @@ def test_the_wide_form_takes_two_column_blocks_a_warpgroup_without_spilling_in_i
         assert kernel.exports["block_n"] == 256 and kernel.exports["smem_bytes"] == spec.smem_bytes()
         if tool is None:
             continue
-        cubin = tmp_path / f"{i}.cubin"
-        cubin.write_bytes(kernel.binary)
-        loop = _wgmma_loop(subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode())
+        loop = _wgmma_loop(_sass(tool, kernel.binary, tmp_path / f"{i}.cubin"))
         assert sum("HGMMA.64x128x16" in ln for ln in loop) == 8, spec.describe()  # 4 k16 steps x 2 blocks
         assert not any(op in ln for ln in loop for op in ("LDL", "STL", "gsb0, 0x0")), spec.describe()
     if tool is None:
@@ -305,9 +307,7 @@ def test_bulk_weight_copies_need_the_bulk_copy_engine_and_replace_the_per_thread
     for name, spec in (("plain", plain), ("bulk", bulk)):
         (kernel,) = compile_many([spec])
         assert kernel.exports["smem_bytes"] == spec.smem_bytes()
-        cubin = tmp_path / f"{name}.cubin"
-        cubin.write_bytes(kernel.binary)
-        sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+        sass = _sass(tool, kernel.binary, tmp_path / f"{name}.cubin")
         counts[name] = (len(re.findall(r"\bUBLKCP\b", sass)), len(re.findall(r"\bLDGSTS\b", sass)))
     # the bulk kernel issues bulk copies, and the weight chunks' LDGSTS (8 a thread and stage here) are gone
     assert counts["plain"][0] == 0 and counts["bulk"][0] > 0, counts
@@ -342,9 +342,7 @@ def test_a_producer_warp_needs_cp_async_and_takes_the_copies_and_the_stage_barri
         assert kernel.resources.spill_stores == 0, (name, kernel.resources)
         if tool is None or name == "sm_80":
             continue
-        cubin = tmp_path / f"{name}.cubin"
-        cubin.write_bytes(kernel.binary)
-        sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+        sass = _sass(tool, kernel.binary, tmp_path / f"{name}.cubin")
         lines = [ln for ln in sass.splitlines() if ln.strip().endswith(";")]
         mmas = [i for i, ln in enumerate(lines) if "HMMA" in ln]
         # the k-loop: from the stage wait before its first MMA (CTA barrier or mbarrier) to its last MMA
@@ -391,9 +389,7 @@ def test_the_wgmma_producer_is_a_warpgroup_that_gives_its_registers_to_the_mma_w
         pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
     counts = []
     for i, kernel in enumerate((k, k1, k4)):
-        cubin = tmp_path / f"{i}.cubin"
-        cubin.write_bytes(kernel.binary)
-        sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+        sass = _sass(tool, kernel.binary, tmp_path / f"{i}.cubin")
         counts.append((re.findall(r"USETMAXREG\.(\w+)\.CTAPOOL\w* (?:UP\d, )?(0x[0-9a-f]+)", sass)))
     assert sorted(counts[0]) == [("DEALLOC", "0x68"), ("TRY_ALLOC", "0xc8")], counts[0]
     assert counts[1] == [], counts[1]
@@ -412,9 +408,7 @@ def test_the_wide_producer_copies_rows_from_rotating_pointers(tmp_path: Path) ->
     plan = tuning.TUNER.plan(GemmProblem(1024, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), hopper, 132)
     assert isinstance(plan.spec, GemmDenseWgmmaWideSpec) and plan.spec.tile.producer == 1
     (kernel,) = compile_many([plan.spec])
-    cubin = tmp_path / "wide.cubin"
-    cubin.write_bytes(kernel.binary)
-    sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+    sass = _sass(tool, kernel.binary, tmp_path / "wide.cubin")
     producer = sass[sass.index("USETMAXREG.DEALLOC"):]
     # the activation rows: predicated on the row being inside M, zero-filled past K (the trailing !P operand)
     sources = re.findall(r"LDGSTS\.E\.BYPASS\.128 \[R\d+\], desc\[UR\d+\]\[(R\d+)\.64\], !P\d", producer)
@@ -451,9 +445,7 @@ def test_the_tma_form_copies_activations_with_one_tensor_copy(tmp_path: Path) ->
     tool = _nvdisasm()
     if tool is None:
         pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
-    cubin = tmp_path / "tma.cubin"
-    cubin.write_bytes(kernels[0].binary)
-    sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+    sass = _sass(tool, kernels[0].binary, tmp_path / "tma.cubin")
     producer = sass[sass.index("USETMAXREG.DEALLOC"):]
     assert "UTMALDG.2D" in producer
     # no 16-byte copies of activation rows (predicated on M, zero-filled past K) are left to the producer
