@@ -37,10 +37,6 @@
 
 namespace humming {
 
-// std::conditional (NVRTC has no <type_traits> without the toolkit headers).
-template <bool C, class T, class F> struct Select { using type = T; };
-template <class T, class F> struct Select<false, T, F> { using type = F; };
-
 enum WeightKind : int { kWeightInt = 0, kWeightFloat = 1 };
 enum ZeroMode : int { kZeroConst = 0, kZeroGroup = 1 };
 enum ScaleMode : int { kScaleNone = 0, kScaleChannel = 1, kScaleGroup = 2 };
@@ -159,7 +155,9 @@ struct GemmDense {
   using WLoader = typename Select<Cfg::kBulkWeights, memory::BulkWeightLoader<Stage>,
                                   typename Select<Cfg::kProducer, memory::WarpWeightLoader<Stage, kFirst, kLoadThreads>,
                                                   memory::WeightLoader<Cfg::kThreads, Stage>>::type>::type;
-  using ALoader = memory::ActivationLoaderOf<Cfg::kTmaA, Cfg::kProducer, Stage, kFirst, kLoadThreads, Cfg::kThreads>;
+  using ALoader = typename Select<Cfg::kTmaA, memory::TmaActivationLoader<Stage, kFirst>,
+                                  typename Select<Cfg::kProducer, memory::WarpActivationLoader<Stage, kFirst, kLoadThreads>,
+                                                  memory::ActivationLoader<Cfg::kThreads, Stage>>::type>::type;
   using SLoader = memory::RowLoader<kLoadThreads, (Stage::kSRows > 0 ? Stage::kSRows : 1), BN * Stage::kSBytes, BK,
                                     (Cfg::kSMode == kScaleGroup ? Cfg::kGS : 0), kFirst>;
   using ZLoader = memory::RowLoader<kLoadThreads, (Stage::kZRows > 0 ? Stage::kZRows : 1), BN * 2, BK, kZRowK, kFirst>;

@@ -1,4 +1,4 @@
-// humming/memory/tma.cuh -- the activation tile of a stage by one tensor copy, and the choice of activation loader.
+// humming/memory/tma.cuh -- the activation tile of a stage by one tensor copy.
 //
 // With a producer, one thread of it copies a stage's whole BM x BK activation tile with a single TMA instruction
 // (instead of BM * BK / 8 16-byte cp.async spread over the producer's lanes): the host's tensor map has the
@@ -32,23 +32,6 @@ struct TmaActivationLoader {
     }
   }
 };
-
-// The activation loader of a configuration: the tensor copy (TMA, producer kernels only), the producer's
-// warps, or every thread.
-template <bool TMA, bool PRODUCER, class Stage, int FIRST, int LOAD_THREADS, int THREADS>
-struct ActivationLoaderSelect {
-  using type = ActivationLoader<THREADS, Stage>;
-};
-template <class Stage, int FIRST, int LOAD_THREADS, int THREADS>
-struct ActivationLoaderSelect<false, true, Stage, FIRST, LOAD_THREADS, THREADS> {
-  using type = WarpActivationLoader<Stage, FIRST, LOAD_THREADS>;
-};
-template <class Stage, int FIRST, int LOAD_THREADS, int THREADS>
-struct ActivationLoaderSelect<true, true, Stage, FIRST, LOAD_THREADS, THREADS> {
-  using type = TmaActivationLoader<Stage, FIRST>;
-};
-template <bool TMA, bool PRODUCER, class Stage, int FIRST, int LOAD_THREADS, int THREADS>
-using ActivationLoaderOf = typename ActivationLoaderSelect<TMA, PRODUCER, Stage, FIRST, LOAD_THREADS, THREADS>::type;
 
 }  // namespace memory
 }  // namespace humming

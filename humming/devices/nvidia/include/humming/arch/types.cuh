@@ -1,4 +1,4 @@
-// humming/arch/types.cuh -- NVIDIA arch layer: the scalar types every kernel block uses.
+// humming/arch/types.cuh -- NVIDIA arch layer: the scalar types every kernel block uses, and a type selector.
 //
 // NVRTC has no <cstdint> without extra headers, and humming kernels include no CUDA toolkit headers
 // (no cuda_fp16.h): 16-bit floats travel as raw bits in 32-bit registers, two per register.
@@ -29,5 +29,9 @@ struct ActTraits<bf16_t> {
   static constexpr int mantissa = 7;
   static constexpr int bias = 127;
 };
+
+// std::conditional (NVRTC has no <type_traits> without the toolkit headers).
+template <bool C, class T, class F> struct Select { using type = T; };
+template <class T, class F> struct Select<false, T, F> { using type = F; };
 
 }  // namespace humming
