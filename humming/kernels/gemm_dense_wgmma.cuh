@@ -30,9 +30,9 @@
 
 // When a k16 step's packed words are read from shared memory: 0 after the previous step's wgmma wait (on the
 // dequant chain), 1 all four steps' at the top of compute() (the compiler then dequantises them all before the
-// stage's first wgmma), 2 one step ahead, before the wait. Measured (H200, 28672 x 8192 s4 g128, 2026-12-03):
-// 1 for the four-fragment form (M = 64: 91.0 against 93.8 us), 0 for the wide form (M = 1024: 804 against 816
-// with 1, 808 with 2). An experiment switch sets one mode for both (-1: each form's measured mode).
+// stage's first wgmma). Measured (H200, 28672 x 8192 s4 g128, 2026-12-03): 1 for the four-fragment form (M = 64:
+// 91.0 against 93.8 us), 0 for the wide form (M = 1024: 804 against 816 with 1; reading one step ahead, before
+// the wait, ran 808 and was dropped). An experiment switch sets one mode for both (-1: each form's measured mode).
 #ifndef HM_WGMMA_PRELOAD
 #define HM_WGMMA_PRELOAD -1
 #endif
@@ -97,15 +97,9 @@ struct WgmmaConfig : Base {
 template <int MODE>
 struct WordPreload {
   static constexpr int kMode = HM_WGMMA_PRELOAD < 0 ? MODE : HM_WGMMA_PRELOAD;
-  static constexpr int kSlots = kMode == 1 ? 4 : kMode == 2 ? 2 : 1;
-  static HM_DEVICE constexpr int slot(int ks) { return kMode == 1 ? ks : kMode == 2 ? ks & 1 : 0; }
+  static constexpr int kSlots = kMode == 1 ? 4 : 1;
+  static HM_DEVICE constexpr int slot(int ks) { return kMode == 1 ? ks : 0; }
 };
-// Keeps ordinary instructions on words loaded ahead from moving above a wgmma wait (at the NVVM level).
-template <int N>
-HM_DEVICE void pin_words(u32 (&w)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(w[i]));
-}
 
 // The wide form's configuration: its producer keeps kWideProducerRegs.
 template <class Base>
@@ -189,7 +183,6 @@ struct GemmDenseWgmma {
 #pragma unroll
         for (int ks = 0; ks < BK / 16; ++ks) load_step(ks);
       }
-      if constexpr (Preload::kMode == 2) load_step(0);
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks) {
         if constexpr (Stage::kSRows > 0) {
@@ -210,15 +203,9 @@ struct GemmDenseWgmma {
           wgmma_or_consume<TOK>(Act{}, reinterpret_cast<float(&)[TOK / 2]>(acc.d[0][f]), wa, desc);
         }
         arch::wgmma_commit();
-        if constexpr (Preload::kMode == 2) {
-          if (ks + 1 < BK / 16) load_step(ks + 1);
-        }
         // The previous step's group is done with its A registers (and, at ks = 0, with the stage before this
         // one): at most two steps' 32 registers stay live, and the tensor pipe never drains between stages.
         arch::wgmma_wait<HM_WGMMA_PENDING>();
-        if constexpr (Preload::kMode == 2) {
-          if (ks + 1 < BK / 16) pin_words(words[Preload::slot(ks + 1)]);
-        }
       }
     }
 
@@ -302,7 +289,6 @@ struct GemmDenseWgmmaWide {
 #pragma unroll
         for (int ks = 0; ks < BK / 16; ++ks) load_step(ks);
       }
-      if constexpr (Preload::kMode == 2) load_step(0);
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks) {
         u32 wa[FN][4];
@@ -336,16 +322,7 @@ struct GemmDenseWgmmaWide {
           wgmma_or_consume<TOK>(Act{}, reinterpret_cast<float(&)[TOK / 2]>(acc.d[fn]), wa[fn],
                                 arch::wgmma_desc_sw128(sA + ks * 32));
         arch::wgmma_commit();
-        if constexpr (Preload::kMode == 2) {
-          if (ks + 1 < BK / 16) load_step(ks + 1);
-        }
         arch::wgmma_wait<HM_WGMMA_PENDING>();
-        if constexpr (Preload::kMode == 2) {
-          if (ks + 1 < BK / 16) {
-#pragma unroll
-            for (int fn = 0; fn < FN; ++fn) pin_words(words[Preload::slot(ks + 1)][fn]);
-          }
-        }
       }
     }
 

@@ -21,7 +21,8 @@ namespace scheduler {
 // CTA's range, up to STAGES stages ahead of the slowest compute warp (a warpgroup of them can give registers to
 // the compute warps: Cfg::producer_registers / compute_registers); stage s is handed over on two mbarriers after
 // the stages and the reduction buffer: full[s] (one arrival per producer thread: its
-// cp.async.mbarrier.arrive, made when that thread's copies of the stage have landed) and empty[s] (one arrival per
+// cp.async.mbarrier.arrive, made when that thread's copies of the stage have landed; a tensor copy adds its bytes
+// to the phase's transaction count, memory/tma.cuh) and empty[s] (one arrival per
 // compute thread once its reads of the stage are done). The compute warps never meet at a CTA-wide barrier
 // inside the k-loop. A body with kLagStages = 1 (asynchronous MMAs still reading the stage after compute()
 // returns) hands a stage back after the next compute(), whose first wait retires them, or after drain() at the
