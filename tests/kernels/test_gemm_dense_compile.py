@@ -396,6 +396,11 @@ def test_the_wgmma_producer_is_a_warpgroup_that_gives_its_registers_to_the_mma_w
     assert sorted(counts[2]) == [("DEALLOC", "0x38"), ("TRY_ALLOC", "0x68")], counts[2]
 
 
+#: A producer's 16-byte copy of one activation row chunk (predicated on the row being inside M, zero-filled past
+#: K: the trailing !P operand); the group is the register pair holding its global address.
+ACTIVATION_ROW_COPY = r"LDGSTS\.E\.BYPASS\.128 \[R\d+\], desc\[UR\d+\]\[(R\d+)\.64\], !P\d"
+
+
 def test_the_wide_producer_copies_rows_from_rotating_pointers(tmp_path: Path) -> None:
     # ncu on the H200 put the wide producer's stalls on the one running pointer it bumped after every row's
     # cp.async (the bump waits until the copy has read the register): consecutive activation rows must take their
@@ -410,8 +415,7 @@ def test_the_wide_producer_copies_rows_from_rotating_pointers(tmp_path: Path) ->
     (kernel,) = compile_many([plan.spec])
     sass = _sass(tool, kernel.binary, tmp_path / "wide.cubin")
     producer = sass[sass.index("USETMAXREG.DEALLOC"):]
-    # the activation rows: predicated on the row being inside M, zero-filled past K (the trailing !P operand)
-    sources = re.findall(r"LDGSTS\.E\.BYPASS\.128 \[R\d+\], desc\[UR\d+\]\[(R\d+)\.64\], !P\d", producer)
+    sources = re.findall(ACTIVATION_ROW_COPY, producer)
     assert len(sources) >= 8, producer[:2000]
     repeats = sum(a == b for a, b in zip(sources, sources[1:]))
     assert repeats == 0, sources
@@ -448,8 +452,7 @@ def test_the_tma_form_copies_activations_with_one_tensor_copy(tmp_path: Path) ->
     sass = _sass(tool, kernels[0].binary, tmp_path / "tma.cubin")
     producer = sass[sass.index("USETMAXREG.DEALLOC"):]
     assert "UTMALDG.2D" in producer
-    # no 16-byte copies of activation rows (predicated on M, zero-filled past K) are left to the producer
-    assert not re.findall(r"LDGSTS\.E\.BYPASS\.128 \[R\d+\], desc\[UR\d+\]\[R\d+\.64\], !P\d", producer)
+    assert not re.findall(ACTIVATION_ROW_COPY, producer)  # no 16-byte copies of activation rows are left to it
 
 
 def test_a_tensor_map_is_asked_for_two_dimensional_16_bit_activations_only() -> None:
