@@ -272,6 +272,8 @@ def check_isolated(only: tuple[str, ...] = ()) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="W4A16 on the large shapes at M = 1, 16, 64, 1024 only")
+    ap.add_argument("--m", default="", help="comma list of M for W4A16 (default: 1, 16, 64, 1024 with --quick, else "
+                    f"{', '.join(map(str, W4_MS))}); the shapes stay those of --quick or all five")
     ap.add_argument("--sweep", action="store_true", help="also time tile variants and print the fastest")
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--flush", default="read", choices=("read", "write"), help="how the L2 is flushed before each sample")
@@ -320,7 +322,7 @@ def main() -> None:
         return max(p.bytes_moved() / bw, p.flops / rate) * 1e6
 
     shapes = LARGE if args.quick else SHAPES
-    w4_ms = (1, 16, 64, 1024) if args.quick else W4_MS
+    w4_ms = (tuple(int(v) for v in args.m.split(",")) if args.m else (1, 16, 64, 1024) if args.quick else W4_MS)
     baselines = {} if args.no_baselines else baseline_cases(shapes, w4_ms, timer)
     results: list = []
     names = list(FORMATS) if args.formats == "all" else args.formats.split(",")

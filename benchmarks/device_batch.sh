@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 wna16-full formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4
+# Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4
 # conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
@@ -31,6 +31,9 @@ for step in $steps; do
     # 4096 x 14336 too, which --quick leaves out)
     wna16-full) timeout 400 python3 benchmarks/bench_wna16.py --reps 20 --formats "w4a16 s4 g128" --json "$OUT/wna16-full.json" \
                   2>&1 | tee "$OUT/wna16-full.txt" | tail -56 ;;
+    # the M = 64 and M >= 1024 targets: all five shapes, against cuBLAS in the same run
+    wna16-big) timeout 400 python3 benchmarks/bench_wna16.py --reps 20 --m 64,256,1024,4096 --formats "w4a16 s4 g128" \
+                 --json "$OUT/wna16-big.json" 2>&1 | tee "$OUT/wna16-big.txt" | tail -24 ;;
     formats) timeout 150 python3 benchmarks/bench_wna16.py --quick --reps 25 --no-baselines --json "$OUT/formats.json" \
                --formats "w4a16 u4 zp g128,w8a16 s8 ch,w8a16 e4m3 ch,mxfp4,nvfp4" 2>&1 | tee "$OUT/formats.txt" | tail -32 ;;
     check) timeout 300 python3 benchmarks/bench_wna16.py --check 2>&1 | tee "$OUT/check.txt" | tail -3 ;;

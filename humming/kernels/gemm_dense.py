@@ -252,6 +252,12 @@ class GemmDenseSpec(KernelSpec):
         """The tensor-core instruction this kernel is built on, for ``act`` operands (a tuner asks it first)."""
         return _mma_requirement(act)
 
+    @classmethod
+    def target_requirements(cls, act: DType) -> tuple[Requirement, ...]:
+        """What a target needs for any tile of this kernel (a tuner skips a rule whose kernel it lacks): the MMA
+        instruction, plus what a subclass's copies need."""
+        return (cls.mma_requirement(act),)
+
     def requirements(self) -> tuple[Requirement, ...]:
         smem = self.smem_bytes()
 

@@ -149,6 +149,11 @@ class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
         return _wgmma_requirement(act, WIDE_TOKENS_PER_WARPGROUP)
 
 
+def _tma_requirement() -> Requirement:
+    return needs("memory.bulk_tensor_copy", what="TMA (cp.async.bulk.tensor with a tensor map, sm_90+)",
+                 alternatives=("GemmDenseWgmmaWideSpec (cp.async activations)",))
+
+
 @dataclass(frozen=True)
 class GemmDenseWgmmaWideTmaSpec(GemmDenseWgmmaWideSpec):
     """``humming::gemm_dense_wgmma_wide_tma``: the wide form whose producer copies each stage's activation tile
@@ -163,10 +168,12 @@ class GemmDenseWgmmaWideTmaSpec(GemmDenseWgmmaWideSpec):
         super().check()
         _check_rules(self, {"producer": (self.producer == 1, "producer = 1 (its first thread issues the copy)")})
 
+    @classmethod
+    def target_requirements(cls, act: DType) -> tuple[Requirement, ...]:
+        return (*super().target_requirements(act), _tma_requirement())
+
     def requirements(self) -> tuple[Requirement, ...]:
-        return (*super().requirements(),
-                needs("memory.bulk_tensor_copy", what="TMA (cp.async.bulk.tensor with a tensor map, sm_90+)",
-                      alternatives=("GemmDenseWgmmaWideSpec (cp.async activations)",)))
+        return (*super().requirements(), _tma_requirement())
 
     def launch_extras(self, activations: torch.Tensor) -> tuple[Any, ...]:
         from humming.devices.nvidia.tensormap import activation_map

@@ -21,7 +21,8 @@ from humming.core.problem import GemmProblem
 from humming.devices.nvidia import archs, tuning
 from humming.errors import InternalError, InvalidInputError, UnsupportedError
 from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
-from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, wgmma_tile, wide_tile
+from humming.kernels.gemm_dense_wgmma import (GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec,
+                                              wgmma_tile, wide_tile)
 
 W4 = WeightFormat(dtypes.s4, ScaleSpec(Granularity.GROUP, dtypes.f16, 128))
 #: One decode path each: int4 magic numbers, zero rows, int8 via f32 (bf16), bit planes, small floats, MX, NVFP4.
@@ -160,10 +161,14 @@ def test_the_tuner_picks_stream_k_except_when_the_tiles_nearly_fill_one_wave_or_
     assert odd.schedule == "stream-k" and odd.grid == 132 and odd.counters > 0
     one_wave = tuning.TUNER.plan(GemmProblem(1, 28672, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132)
     assert one_wave.schedule == "data-parallel" and one_wave.workspace_floats == 0 and one_wave.grid == 224
-    # 896 tiles (6.8 waves): Stream-K, one CTA a resident slot
-    large = tuning.TUNER.plan(GemmProblem(1024, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+    # 896 tiles (6.8 waves): Stream-K, one CTA a resident slot (the cp.async wide tile, given); the rule's TMA
+    # tile runs one CTA a tile, its last wave being nearly full (test below)
+    problem = GemmProblem(1024, 28672, 8192, W4, dtypes.bf16, dtypes.bf16)
+    large = tuning.TUNER.plan(problem, caps, 132, tile=wide_tile(2, 1, 256, 6, producer=1),
+                              kernel=GemmDenseWgmmaWideSpec)
     assert large.schedule == "stream-k" and large.grid == 132
-    assert "M=1024" in large.explain() and "why:" in large.explain()
+    assert tuning.TUNER.plan(problem, caps, 132).schedule == "data-parallel"
+    assert "M=1024" in tuning.TUNER.plan(problem, caps, 132).explain() and "why:" in large.explain()
     # 3584 tiles (27 waves): one CTA a tile, no workspace
     many = tuning.TUNER.plan(GemmProblem(4096, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
     assert many.schedule == "data-parallel" and many.grid == 3584 and many.workspace_floats == 0
@@ -226,7 +231,12 @@ def test_past_decode_the_tuner_takes_wgmma_where_the_target_has_it_and_mma_sync_
         return type(tuning.TUNER.plan(GemmProblem(m, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132).spec)
 
     assert [kernel("sm_90a", m) for m in (1, 16, 17, 64, 128, 129, 1024)] == \
-        [GemmDenseSpec] * 2 + [GemmDenseWgmmaSpec] * 3 + [GemmDenseWgmmaWideSpec] * 2
+        [GemmDenseSpec] * 2 + [GemmDenseWgmmaSpec] * 3 + [GemmDenseWgmmaWideTmaSpec] * 2
+    # A wgmma target whose plugin does not say whether it has tensor copies takes the cp.async form.
+    hopper = archs.capabilities("sm_90a")
+    no_tma = hopper.__class__(**{**hopper.__dict__, "memory": replace(hopper.memory, bulk_tensor_copy=None)})
+    plan = tuning.TUNER.plan(GemmProblem(1024, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), no_tma, 132)
+    assert type(plan.spec) is GemmDenseWgmmaWideSpec
     # Blackwell and Ampere have no wgmma (the capability table says so): their rows stay on mma.sync.
     for arch in ("sm_80", "sm_100a", "sm_120a"):
         assert {kernel(arch, m) for m in (17, 64, 1024)} == {GemmDenseSpec}, arch
@@ -286,7 +296,7 @@ def test_an_nvrtc_that_miscompiles_wgmma_falls_back_to_mma_sync_and_says_why(mon
     assert type(old.spec) is GemmDenseSpec
     assert any("NVRTC 13.0 miscompiles" in r and "pip install -U nvidia-cuda-nvrtc" in r for r in old.reasons)
     monkeypatch.setattr(tuning, "nvrtc_version", lambda: (13, 5))
-    assert type(tuning.TUNER.plan(problem, caps, 132).spec) is GemmDenseWgmmaWideSpec
+    assert type(tuning.TUNER.plan(problem, caps, 132).spec) is GemmDenseWgmmaWideTmaSpec
 
 
 def test_bulk_weight_copies_need_the_bulk_copy_engine_and_replace_the_per_thread_weight_copies(tmp_path: Path) -> None:
@@ -410,8 +420,8 @@ def test_the_wide_producer_copies_rows_from_rotating_pointers(tmp_path: Path) ->
     if tool is None:
         pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
     hopper = archs.capabilities("sm_90a")
-    plan = tuning.TUNER.plan(GemmProblem(1024, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), hopper, 132)
-    assert isinstance(plan.spec, GemmDenseWgmmaWideSpec) and plan.spec.tile.producer == 1
+    plan = tuning.TUNER.plan(GemmProblem(1024, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), hopper, 132,
+                             tile=wide_tile(2, 1, 256, 6, producer=1), kernel=GemmDenseWgmmaWideSpec)
     (kernel,) = compile_many([plan.spec])
     sass = _sass(tool, kernel.binary, tmp_path / "wide.cubin")
     producer = sass[sass.index("USETMAXREG.DEALLOC"):]
@@ -479,3 +489,16 @@ def test_group_scales_go_on_partial_sums_when_a_warp_s_k_range_holds_whole_group
     specs = [GemmDenseSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d, t) for t in tiles]
     for spec, kernel, want in zip(specs, compile_many(specs), tiles.values()):
         assert kernel.exports["scales_on_sums"] == want, spec.tile.describe()
+
+
+def test_the_tma_wide_tile_runs_one_cta_a_tile_when_its_last_wave_is_nearly_full() -> None:
+    hopper = archs.capabilities("sm_90a")
+
+    def plan(m: int, n: int, k: int):
+        return tuning.TUNER.plan(GemmProblem(m, n, k, W4, dtypes.bf16, dtypes.bf16), hopper, 132)
+
+    full = plan(1024, 8192, 28672)  # 256 tiles: 2 waves of 132, the last 94% full
+    assert (type(full.spec), full.schedule, full.grid) == (GemmDenseWgmmaWideTmaSpec, "data-parallel", 256)
+    assert any("97% of 2 waves" in r for r in full.reasons), full.reasons
+    part = plan(256, 28672, 8192)  # 224 tiles: the last wave 70% full, 85% of two
+    assert part.schedule == "stream-k" and part.grid == 132

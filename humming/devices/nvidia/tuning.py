@@ -21,7 +21,8 @@ from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
 from humming.errors import InvalidInputError, UnsupportedError
 from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
-from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, wgmma_tile, wide_tile
+from humming.kernels.gemm_dense_wgmma import (GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec,
+                                              wgmma_tile, wide_tile)
 
 KiB = 1024
 
@@ -35,6 +36,7 @@ class TileRule:
     kernel: type[GemmDenseSpec] = GemmDenseSpec  # the twin; a target without its MMA instruction skips the rule
     min_nvrtc: tuple[int, int] | None = None  # the oldest NVRTC known to compile the twin correctly
     schedule: str | None = None  # the schedule measured best for the tile up to one wave of tiles (None: the rule below)
+    dp_tail_fill: float | None = None  # past one wave: one CTA a tile when the last wave is at least this full
 
 
 def _narrow(d: DecodeParams) -> bool:
@@ -88,6 +90,15 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # warpgroup and k16 step (a quarter of the dequantisation per MAC of the four-fragment form), its copies
     # issued by a producer warpgroup: M = 1024 815.7 us, M = 4096 3595 (6 stages) against 1038.7 and 4522.8
     # with every warp copying (28672 x 8192 s4 g128 bf16, H200, 2026-12-03; s8 1019 -> 865 us at M = 1024).
+    # The same with the activation tile copied by TMA (one instruction a stage from the producer's first thread
+    # instead of ~2300 cp.async from its four warps; memory/tma.cuh): 28672 x 8192 M = 1024 795 -> 716 us,
+    # M = 4096 3141 -> 2858; 8192 x 28672 M = 1024 809 -> 681; 28672 x 4096 M = 1024 422 -> 388; s8, AWQ, MXFP4
+    # -9% (H200, 2026-12-03). One CTA a tile beat Stream-K once the last wave was nearly full (716 against 728,
+    # 681 against 748, 388 against 395 at 97%), not at 85% (M = 256: 211 against 203).
+    TileRule(_INF, wide_tile(2, 1, 256, 6, producer=1),
+             "wgmma wide, activations by TMA: two warpgroups of 64 columns x 256 rows (m64n256k16) and a producer "
+             "warpgroup", kernel=GemmDenseWgmmaWideTmaSpec, min_nvrtc=WGMMA_MIN_NVRTC, dp_tail_fill=0.9),
+    # A wgmma target whose plugin leaves tensor copies unknown: the producer's warps copy the activations.
     TileRule(_INF, wide_tile(2, 1, 256, 6, producer=1),
              "wgmma wide: two warpgroups of 64 columns x 256 rows (m64n256k16) and a producer warpgroup",
              kernel=GemmDenseWgmmaWideSpec, min_nvrtc=WGMMA_MIN_NVRTC),
@@ -179,17 +190,17 @@ class DenseTuner:
         if tile is None:
             act = problem.activation
             fits = [r for r in table_for(caps) if problem.m <= r.max_m and (r.when is None or r.when(decode))
-                    and r.kernel.mma_requirement(act).check(caps)]
+                    and all(q.check(caps) for q in r.kernel.target_requirements(act))]
             rule = next(r for r in fits if compiler_builds(r))
             if rule is not fits[0]:
                 reasons.append(f"{fits[0].why}: skipped, NVRTC {'.'.join(map(str, nvrtc_version()))} miscompiles it "
                                f"(needs {'.'.join(map(str, fits[0].min_nvrtc or ()))}: pip install -U "
                                "nvidia-cuda-nvrtc)")
-            tile, kernel, preferred = rule.tile, rule.kernel, rule.schedule
+            tile, kernel, preferred, tail_fill = rule.tile, rule.kernel, rule.schedule, rule.dp_tail_fill
             reasons.append(f"M={problem.m} <= {rule.max_m if rule.max_m < _INF else 'any'}: {rule.why}")
         else:
             reasons.append("tile given by the caller")
-            preferred = None
+            preferred = tail_fill = None
         if tile.swap_n8 and problem.m > 8 * tile.swap_n8:
             raise InvalidInputError(f"{tile.describe()}: swapped operands with {tile.swap_n8} n8 fragment(s) serve "
                                     f"M <= {8 * tile.swap_n8}, not M={problem.m}")
@@ -214,6 +225,12 @@ class DenseTuner:
         if schedule is None and preferred is not None and tiles <= resident:
             schedule = preferred
             reasons.append(f"{tiles} tiles on {resident} resident CTAs: {preferred}, measured best for this tile")
+        if schedule is None and tail_fill is not None and tiles > resident:
+            waves = -(-tiles // resident)
+            if tiles >= tail_fill * waves * resident:
+                schedule = "data-parallel"
+                reasons.append(f"{tiles} tiles fill {tiles / (waves * resident):.0%} of {waves} waves of {resident} "
+                               f"resident CTAs (>= {tail_fill:.0%}): one CTA a tile, measured best for this tile")
         if schedule is None:
             # Measured on the H200 (2026-12-02): one CTA a tile won when the tiles nearly filled one wave
             # (112 tiles on 132 SMs, 16 k-steps each); Stream-K on one CTA per resident slot won above it
