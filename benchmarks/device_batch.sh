@@ -137,6 +137,11 @@ for step in $steps; do
       timeout 60 $P --m 1,16 --format "w8a16 s8 ch" --tiles "1,1,4,1,4,128,4,8,1,0; 1,1,2,1,4,256,2,8,2,0"
       timeout 60 $P --m 1 --ablate 3 --tiles "${V//S/1}"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/decode-k4.txt" ;;
+    # three decode CTAs an SM (12 warps at <= 168 registers, against 8 at 190): 128-deep stages fit three
+    decode-occ) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+      V="1,1,2,1,2,128,4,8,3,S; 1,1,2,1,2,128,4,8,3,S data-parallel; 1,1,2,1,2,128,5,8,3,S data-parallel; 1,1,1,1,4,256,3,8,3,S; 1,1,1,1,4,256,3,8,3,S data-parallel"
+      timeout 90 $P --m 1 --tiles "${V//S/1}"; timeout 90 $P --m 16 --tiles "${V//S/2}"
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/decode-occ.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done
