@@ -169,10 +169,16 @@ def test_the_tuner_picks_stream_k_except_when_the_tiles_nearly_fill_one_wave_or_
     assert large.schedule == "stream-k" and large.grid == 132
     assert tuning.TUNER.plan(problem, caps, 132).schedule == "data-parallel"
     assert "M=1024" in tuning.TUNER.plan(problem, caps, 132).explain() and "why:" in large.explain()
-    # 3584 tiles (27 waves): one CTA a tile, no workspace
-    many = tuning.TUNER.plan(GemmProblem(4096, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+    # 3584 tiles (27 waves): one CTA a tile, no workspace (the table's rule for any tile; the TMA rule's own
+    # rule, the last wave 97% full, says so instead)
+    problem = GemmProblem(4096, 28672, 8192, W4, dtypes.bf16, dtypes.bf16)
+    many = tuning.TUNER.plan(problem, caps, 132, tile=wide_tile(2, 1, 256, 6, producer=1),
+                             kernel=GemmDenseWgmmaWideSpec)
     assert many.schedule == "data-parallel" and many.grid == 3584 and many.workspace_floats == 0
     assert "27.2 waves" in many.explain()
+    rule = tuning.TUNER.plan(problem, caps, 132)
+    assert rule.schedule == "data-parallel" and rule.explain().count("one CTA a tile") == 1
+    assert "97% of 28 waves" in rule.explain()
 
 
 def test_a_rule_s_measured_schedule_holds_up_to_one_wave_of_its_tiles() -> None:

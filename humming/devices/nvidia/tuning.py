@@ -225,10 +225,11 @@ class DenseTuner:
         if schedule is None and preferred is not None and tiles <= resident:
             schedule = preferred
             reasons.append(f"{tiles} tiles on {resident} resident CTAs: {preferred}, measured best for this tile")
+        by_tail_fill = False
         if schedule is None and tail_fill is not None and tiles > resident:
             waves = -(-tiles // resident)
             if tiles >= tail_fill * waves * resident:
-                schedule = "data-parallel"
+                schedule, by_tail_fill = "data-parallel", True
                 reasons.append(f"{tiles} tiles fill {tiles / (waves * resident):.0%} of {waves} waves of {resident} "
                                f"resident CTAs (>= {tail_fill:.0%}): one CTA a tile, measured best for this tile")
         if schedule is None:
@@ -255,10 +256,11 @@ class DenseTuner:
             ws = 2 * grid * t.block_m * t.block_n
         elif schedule == "data-parallel":
             grid = tiles
-            reasons.append(f"{tiles} tiles fill {tiles / resident:.0%} of one wave of {resident} resident CTAs "
-                           f"({sm_count} SMs x {spec.min_blocks}): one CTA a tile" if tiles <= resident else
-                           f"{tiles} tiles are {tiles / resident:.1f} waves of {resident} resident CTAs: one CTA a "
-                           "tile (the tail wave is a small share)")
+            if not by_tail_fill:  # that branch said why already
+                reasons.append(f"{tiles} tiles fill {tiles / resident:.0%} of one wave of {resident} resident CTAs "
+                               f"({sm_count} SMs x {spec.min_blocks}): one CTA a tile" if tiles <= resident else
+                               f"{tiles} tiles are {tiles / resident:.1f} waves of {resident} resident CTAs: one CTA "
+                               "a tile (the tail wave is a small share)")
             ws = 0
         elif schedule == "stream-k":
             grid = min(resident, tiles * k_iters)
