@@ -208,7 +208,7 @@ def test_quant_linear_from_a_float_layer_and_under_torch_compile() -> None:
     assert torch.equal(compiled(x), y)
 
 
-#: The wide wgmma form with TMA activations (opt-in, GemmDenseWgmmaWideTmaSpec): M tails inside a 256-row box,
+#: The wide wgmma form with TMA activations (GemmDenseWgmmaWideTmaSpec, the tuner's past M = 128 on sm_90a): M tails inside a 256-row box,
 #: a K that ends inside a 64-deep stage, and formats with zero points, float codes and 8-bit codes.
 TMA_SHAPES = ((1000, 1088), (136, 1000), (4096, 2048))
 
@@ -222,3 +222,38 @@ def test_tma_activations_match_the_reference(fmt_id: str, m: int) -> None:
         for i, shape in enumerate(TMA_SHAPES):
             _run(fmt_id, act, m, shape, bias=i % 2 == 1, out=act, kernel=GemmDenseWgmmaWideTmaSpec,
                  tile=wide_tile(2, 1, 256, 5, producer=1))
+
+
+def test_a_graph_replay_and_torch_compile_take_the_large_m_kernel_too() -> None:
+    # Past M = 128 on sm_90a the kernel takes a tensor map of the activations, encoded on the host for their
+    # address: a graph captures it with the launch (replays read the static input), torch.compile goes through
+    # the same launch. Checked against eager calls and, once, the reference.
+    import humming.ops as hg
+
+    fmt = FORMATS["s4_g128"]
+    gen = torch.Generator(device="cuda")
+    gen.seed()
+    q = _quantize(fmt, 1000, 1088, gen)
+    pw = packing.pack(q, dtypes.bf16)
+    x = torch.randn(300, 1088, device="cuda", generator=gen).to(torch.bfloat16)
+    y = hg.gemm(x, pw)
+    xd, wd = reference.reference_operands(x, q)
+    tolerances.check(y, reference.reference_gemm(x, q, None), xd, wd,
+                     tolerances.tolerance(dtypes.bf16, fmt.dtype, dtypes.bf16))
+    graph = torch.cuda.CUDAGraph()
+    static_x = x.clone()
+    with torch.cuda.graph(graph):
+        static_y = hg.gemm(static_x, pw)
+    static_x.copy_(torch.randn(300, 1088, device="cuda", generator=gen).to(torch.bfloat16))
+    static_y.fill_(float("nan"))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(static_y, hg.gemm(static_x, pw)), "a graph replay differs from an eager call"
+    other = torch.randn(300, 1088, device="cuda", generator=gen).to(torch.bfloat16)  # another address
+    assert not torch.equal(hg.gemm(other, pw), static_y)
+
+    @torch.compile(fullgraph=True)
+    def f(t):
+        return hg.gemm(t * 2, pw) + 1
+
+    assert torch.equal(f(x), hg.gemm(x * 2, pw) + 1)
