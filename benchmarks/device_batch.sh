@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ bulk-producer
+# Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ bulk-producer decode-loader
 # conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
@@ -155,6 +155,15 @@ for step in $steps; do
       timeout 60 $P --m 1,16 --tiles "1,1,2,1,2,256,4,8,2,2,1,1; 1,1,4,1,2,256,4,8,1,2,1,1"
       timeout 60 $P --m 100,300 --n 4032 --k 4224 --tiles "$W; $T"  # M and K tails
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/bulk-producer.txt" ;;
+    # the decode kernels after the loaders' rewrite (one pointer, stride and inside-N flag a thread instead of a
+    # predicate a chunk): the tuner's tile verified on the issue's three large shapes at M = 1 and 16, beside
+    # three CTAs an SM (now under the 168-register cap) and Stream-K
+    decode-loader) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+      V="1,1,2,1,2,128,4,8,3,S; 1,1,2,1,2,256,4,8,2,S stream-k"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 60 $P --n $n --k $k --m 1 --tiles "${V//S/1}"; timeout 60 $P --n $n --k $k --m 16 --tiles "${V//S/2}"; done
+      timeout 60 $P --m 1 --ablate 3 --tiles "1,1,2,1,2,128,4,8,3,1"
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/decode-loader.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

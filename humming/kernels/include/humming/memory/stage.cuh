@@ -39,39 +39,62 @@ struct StageLayout {
   static constexpr int kBytes = round_up(kZ + ZROWS_ * BN_ * 2, ALIGN_);
 };
 
-// The weight copies of one thread for every stage of one n tile: offsets fixed at the tile's start, so that
-// a stage costs one add and one cp.async per chunk (no divisions in the main loop).
+// The weight copies of one thread for every stage of one n tile, fixed at the tile's start so that the main
+// loop does no division. Regular (THREADS a multiple of a row's chunks, every thread a full share): a thread's
+// chunks are one column of rows THREADS / RC apart, so a pointer, one stride and one inside-N flag describe
+// them. Per-chunk offsets and flags otherwise; the flags are bits of one word, since a flag per chunk held in
+// predicate registers ran out of them in the decode kernels (ptxas spilled them and branched around each copy:
+// ~25% of the decode loop's stall samples sat in the loader, ncu 2026-12-03).
 template <int THREADS, class Stage>
 struct WeightLoader {
   static constexpr int RC = Stage::kRowChunks;
   static constexpr int TOTAL = (Stage::BK / 16) * RC;
   static constexpr int PER = (TOTAL + THREADS - 1) / THREADS;
   static constexpr int NB = Stage::BN / 64;
-  const char* base;     // this thread's chunks of the tile at kt = 0 are at base + off[i]
+  static constexpr bool kRegular = THREADS % RC == 0 && TOTAL % THREADS == 0;
+  static_assert(kRegular || PER <= 32, "one bit a chunk in `ok`");
+  const char* base;       // regular: this thread's first chunk at kt = 0; else the tile's row 0
   long long stage_bytes;  // global bytes between consecutive k stages
-  int off[PER];
-  bool ok[PER];
+  long long step;         // regular: global bytes between this thread's chunks (THREADS / RC rows)
+  int off[kRegular ? 1 : PER];  // irregular: chunk i at base + off[i]
+  u32 ok;                 // regular: nonzero if the column lies inside N; else bit i for chunk i
 
   HM_DEVICE void set_tile(const void* w, int nt, int nb64) {
+    const long long row_stride = static_cast<long long>(nb64) * Stage::kBlockBytes;
     base = static_cast<const char*>(w) + static_cast<long long>(nt) * NB * Stage::kBlockBytes;
-    stage_bytes = static_cast<long long>(Stage::BK / 16) * nb64 * Stage::kBlockBytes;
+    stage_bytes = (Stage::BK / 16) * row_stride;
     const int valid = min(NB, nb64 - nt * NB) * (Stage::kBlockBytes / 16);  // chunks of a row inside N
+    if constexpr (kRegular) {
+      const int col = threadIdx.x % RC;
+      base += (threadIdx.x / RC) * row_stride + col * 16;
+      step = (THREADS / RC) * row_stride;
+      ok = col < valid;
+    } else {
+      ok = 0;
 #pragma unroll
-    for (int i = 0; i < PER; ++i) {
-      const int c = threadIdx.x + i * THREADS;
-      const int row = c / RC;
-      const int col = c - row * RC;
-      ok[i] = (TOTAL % THREADS == 0 || c < TOTAL) && col < valid;
-      off[i] = row * nb64 * Stage::kBlockBytes + col * 16;
+      for (int i = 0; i < PER; ++i) {
+        const int c = threadIdx.x + i * THREADS;
+        const int row = c / RC;
+        const int col = c - row * RC;
+        ok |= ((TOTAL % THREADS == 0 || c < TOTAL) && col < valid ? 1u : 0u) << i;
+        off[i] = row * nb64 * Stage::kBlockBytes + col * 16;
+      }
     }
   }
 
   // bar: unused here (the bulk loader's stage barrier; both loaders take the same arguments).
   HM_DEVICE void load(u32 dst, int kt, u64 pol, u32 /*bar*/) const {
     const char* src = base + kt * stage_bytes;
+    if constexpr (kRegular) {
+      if (ok) {
 #pragma unroll
-    for (int i = 0; i < PER; ++i)
-      if (ok[i]) arch::cp_async16(dst + (threadIdx.x + i * THREADS) * 16, src + off[i], pol);
+        for (int i = 0; i < PER; ++i) arch::cp_async16(dst + (threadIdx.x + i * THREADS) * 16, src + i * step, pol);
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < PER; ++i)
+        if (ok & (1u << i)) arch::cp_async16(dst + (threadIdx.x + i * THREADS) * 16, src + off[i], pol);
+    }
   }
 };
 
@@ -113,39 +136,53 @@ struct BulkWeightLoader {
 };
 
 // The activation copies of one thread: BM rows x BK/8 chunks, swizzled; rows past M skipped, K tail zeroed.
+// Regular (THREADS a multiple of a row's chunks, every thread a full share): the thread's chunks are one column
+// (one K test a stage) of rows THREADS / CPR apart, each row's inside-M flag a bit of one word; per-chunk
+// pointers otherwise.
 template <int THREADS, class Stage>
 struct ActivationLoader {
   static constexpr int CPR = Stage::BK / 8;
   static constexpr int TOTAL = Stage::BM * CPR;
   static constexpr int PER = (TOTAL + THREADS - 1) / THREADS;
-  const char* src[PER];  // row start + chunk column at kt = 0
-  int kk[PER];           // k of the chunk at kt = 0
-  bool ok[PER];
+  static constexpr bool kRegular = THREADS % CPR == 0 && TOTAL % THREADS == 0;
+  static constexpr int RPP = kRegular ? THREADS / CPR : 1;  // regular: rows between a thread's chunks
+  static_assert(PER <= 32, "one bit a chunk in `ok`");
+  const char* src[kRegular ? 1 : PER];  // row start + chunk column at kt = 0 (regular: the first chunk's)
+  long long step;                       // regular: global bytes between the thread's chunks
+  int kk[kRegular ? 1 : PER];           // k of the chunk at kt = 0
+  u32 ok;                               // bit i: chunk i's row lies inside M
   int k;
 
   HM_DEVICE void set_tile(const void* a, int m0, int m, int k_, int lda) {
     k = k_;
+    ok = 0;
+    step = static_cast<long long>(RPP) * lda * 2;
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
       const int c = threadIdx.x + i * THREADS;
       const int r = c / CPR;
       const int ck = c - r * CPR;
-      ok[i] = (TOTAL % THREADS == 0 || c < TOTAL) && m0 + r < m;
-      kk[i] = ck * 8;
-      src[i] = static_cast<const char*>(a) + (static_cast<long long>(m0 + r) * lda + ck * 8) * 2;
+      ok |= ((TOTAL % THREADS == 0 || c < TOTAL) && m0 + r < m ? 1u : 0u) << i;
+      if (!kRegular || i == 0) {
+        kk[i] = ck * 8;
+        src[i] = static_cast<const char*>(a) + (static_cast<long long>(m0 + r) * lda + ck * 8) * 2;
+      }
     }
   }
 
   HM_DEVICE void load(u32 dst, int kt, u32 /*bar*/ = 0) const {
+    const bool in_k0 = kt * Stage::BK + kk[0] < k;
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
-      if (ok[i]) {
+      if (ok & (1u << i)) {
         const int c = threadIdx.x + i * THREADS;
         const int r = c / CPR;
         const int ck = c - r * CPR;
         const u32 to = dst + mma::a_tile_offset<Stage::BK>(r, ck);
-        if (kt * Stage::BK + kk[i] < k)
-          arch::cp_async16(to, src[i] + static_cast<long long>(kt) * Stage::BK * 2);
+        const bool in_k = kRegular ? in_k0 : kt * Stage::BK + kk[kRegular ? 0 : i] < k;
+        const char* from = kRegular ? src[0] + i * step : src[kRegular ? 0 : i];
+        if (in_k)
+          arch::cp_async16(to, from + static_cast<long long>(kt) * Stage::BK * 2);
         else
           arch::store_zero16(to);  // past K: zeros (the padded weights there are zero codes, but 0 * NaN is NaN)
       }

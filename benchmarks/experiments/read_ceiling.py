@@ -1,0 +1,92 @@
+"""The read ceiling: how fast an SM kernel streams a buffer of a weight matrix's size on this device.
+
+Times read_ceiling.cuh's three readers (plain loads, cp.async rings, bulk-copy rings) over buffers the size of
+the issue's packed W4A16 weights, with bench_wna16's Timer (CUDA-graph replay, L2 flushed by read, median), next
+to the copy bandwidth the roofline uses. Prints one line a variant: bytes, us, TB/s, % of copy bandwidth.
+
+    PYTHONPATH=. python3 benchmarks/experiments/read_ceiling.py [--mb 121.2,60.6] [--reps 20]
+    PYTHONPATH=. python3 benchmarks/experiments/read_ceiling.py --compile-only   # no GPU: build for sm_90a
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+# (entry, grid factor: CTAs an SM, threads, dynamic smem bytes, bytes a CTA's chunk must be a multiple of)
+VARIANTS = [
+    ("ceiling::read_ldg<4>", 4, 256, 0, 16 * 256 * 4),
+    ("ceiling::read_ldg<8>", 4, 256, 0, 16 * 256 * 8),
+    ("ceiling::read_ldg<8>", 8, 256, 0, 16 * 256 * 8),
+    ("ceiling::read_cp_async<4, 4, true>", 2, 128, 4 * 4 * 128 * 16, 4 * 128 * 16),    # 8 KB stages
+    ("ceiling::read_cp_async<4, 8, true>", 2, 128, 4 * 8 * 128 * 16, 8 * 128 * 16),    # 16 KB: the decode tile's
+    ("ceiling::read_cp_async<4, 8, false>", 2, 128, 4 * 8 * 128 * 16, 8 * 128 * 16),
+    ("ceiling::read_cp_async<8, 8, true>", 1, 128, 8 * 8 * 128 * 16, 8 * 128 * 16),
+    ("ceiling::read_cp_async<6, 8, true>", 2, 128, 6 * 8 * 128 * 16, 8 * 128 * 16),
+    ("ceiling::read_bulk<4, 16384>", 2, 128, 4 * 16384, 16384),
+    ("ceiling::read_bulk<8, 16384>", 1, 128, 8 * 16384, 16384),
+    ("ceiling::read_bulk<6, 16384>", 2, 128, 6 * 16384, 16384),
+    ("ceiling::read_bulk<8, 8192>", 2, 128, 8 * 8192, 8192),
+]
+
+
+def build(target):
+    from humming.core.build import toolchain_for
+    from humming.core.launcher import CompiledKernel
+
+    source = '#include "read_ceiling.cuh"\n'
+    names = sorted({v[0] for v in VARIANTS})
+    binary = toolchain_for(target).compile(source, target=target, name=str(HERE / "read_ceiling.cu"),
+                                           extra_options=[f"-I{HERE}"], name_expressions=names)
+    return {n: CompiledKernel(key=f"ceiling-{i}", binary=binary.binary, target=target,
+                              function=binary.lowered_names[n]) for i, n in enumerate(names)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", default="121.2,60.6", help="buffer sizes in MB (10^6 bytes), comma-separated")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--compile-only", action="store_true", help="build for sm_90a and stop (no GPU needed)")
+    args = ap.parse_args()
+    if args.compile_only:
+        from humming.devices.nvidia import archs
+
+        kernels = build(archs.capabilities("sm_90a").target)
+        for name, k in kernels.items():
+            print(f"{name:40s} regs {k.resources.registers}")
+        return
+
+    import torch
+
+    import humming.devices
+    from bench_wna16 import Timer, copy_bandwidth
+
+    target = humming.devices.get(0).target
+    kernels = build(target)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    timer = Timer(args.reps)
+    copy = copy_bandwidth(timer)
+    print(f"copy bandwidth {copy / 1e12:.3f} TB/s ({sms} SMs)")
+    out = torch.zeros(4, dtype=torch.int32, device="cuda")
+    for mb in (float(x) for x in args.mb.split(",")):
+        want = int(mb * 1e6)
+        buf = torch.randint(-2**31, 2**31 - 1, (want // 4 + (1 << 20),), dtype=torch.int32, device="cuda")
+        for name, per_sm, threads, smem, unit in VARIANTS:
+            grid = sms * per_sm
+            chunk = max(1, round(want / grid / unit)) * unit  # bytes a CTA
+            kernel = kernels[name]
+            if chunk * grid > buf.numel() * 4:
+                continue
+            us = timer(lambda: kernel.launch(grid, threads, smem, (buf, chunk // 16, out)))
+            nbytes = chunk * grid
+            print(f"{mb:7.1f} MB  {name:40s} {per_sm} CTA/SM x {threads:3d}  {nbytes / 1e6:7.1f} MB  {us:7.2f} us  "
+                  f"{nbytes / us / 1e6:5.3f} TB/s  {100 * nbytes / us / 1e6 / (copy / 1e12):5.1f}% of copy", flush=True)
+        del buf
+
+
+if __name__ == "__main__":
+    main()
