@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ bulk-producer decode-loader
+# Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader
 # conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
@@ -142,19 +142,6 @@ for step in $steps; do
       V="1,1,2,1,2,128,4,8,3,S; 1,1,2,1,2,128,4,8,3,S data-parallel; 1,1,2,1,2,128,5,8,3,S data-parallel; 1,1,1,1,4,256,3,8,3,S; 1,1,1,1,4,256,3,8,3,S data-parallel"
       timeout 90 $P --m 1 --tiles "${V//S/1}"; timeout 90 $P --m 16 --tiles "${V//S/2}"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/decode-occ.txt" ;;
-    # producers copying the weights in bulk (bulk_w=1 with producer=1: one cp.async.bulk a k16 row of a stage on
-    # the full barrier): the 512 x 64 tile, whose loads-only build ran 56 us at M = 64 against ~30 us of bytes,
-    # the TMA wide tile and the mma.sync decode producer; every variant verified, loads-only floors, tails
-    bulk-producer) { P="python3 benchmarks/profile_wna16.py --reps 15 --verify"
-      W="wgmma:1,4,8,1,1,64,8,8,1,0,1,1 stream-k"; T="widetma:4,4,2,1,1,64,6,8,1,0,1,1"
-      timeout 90 $P --m 33,64,128 --tiles "$W"; timeout 60 $P --m 64 --ablate 3 --tiles "$W"
-      timeout 90 $P --m 256,1024,4096 --tiles "$T"; timeout 60 $P --m 1024 --ablate 3 --tiles "$T"
-      timeout 60 $P --m 64,1024 --n 8192 --k 28672 --tiles "$W; $T"
-      for f in "w8a16 s8 ch" "w4a16 u4 zp g128" mxfp4; do
-        timeout 60 $P --m 64,1000 --act f16 --format "$f" --tiles "$W; widetma:4,4,2,1,1,64,5,8,1,0,1,1"; done
-      timeout 60 $P --m 1,16 --tiles "1,1,2,1,2,256,4,8,2,2,1,1; 1,1,4,1,2,256,4,8,1,2,1,1"
-      timeout 60 $P --m 100,300 --n 4032 --k 4224 --tiles "$W; $T"  # M and K tails
-    } 2>&1 | grep -v "^ *skip" | tee "$OUT/bulk-producer.txt" ;;
     # the decode kernels after the loaders' rewrite (one pointer, stride and inside-N flag a thread instead of a
     # predicate a chunk): the tuner's tile verified on the issue's three large shapes at M = 1 and 16, beside
     # three CTAs an SM (now under the 168-register cap) and Stream-K

@@ -98,12 +98,13 @@ struct GemmDenseConfig {
   // A producer warp after the compute warps issues every copy; stages hand over on mbarriers (pipeline.cuh).
   static constexpr bool kProducer = PRODUCER_ != 0;
   static constexpr bool kTmaA = false;  // activations by tensor copy (gemm_dense_wgmma.cuh's TMA configuration)
+  static_assert(!(kProducer && kBulkWeights), "the producer warp copies the weights itself");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
   static_assert(!kProducer, "the producer warp needs cp.async and mbarriers (sm_80+)");
 #endif
   static constexpr int kProducerWarps = kProducer ? 1 : 0;
   static constexpr int kCtaThreads = kThreads + 32 * kProducerWarps;
-  static constexpr int kBarrierBytes = kProducer ? 16 * kStages : (kBulkWeights ? 8 * kStages : 0);
+  static constexpr int kBarrierBytes = kBulkWeights ? 8 * kStages : (kProducer ? 16 * kStages : 0);
   static constexpr int kSmemBytes = kStages * Stage::kBytes + kRedBytes + kBarrierBytes;
   // Register split between the producer and the compute warps (setmaxnreg, wgmma kernels): none here.
   static HM_DEVICE void producer_registers() {}
@@ -151,7 +152,7 @@ struct GemmDense {
   // The threads that copy: all of them, or the producer's warps (threads kThreads .. kCtaThreads - 1).
   static constexpr int kLoadThreads = Cfg::kProducer ? 32 * Cfg::kProducerWarps : Cfg::kThreads;
   static constexpr int kFirst = Cfg::kProducer ? Cfg::kThreads : 0;
-  using WLoader = typename Select<Cfg::kBulkWeights, memory::BulkWeightLoader<Stage, kFirst, !Cfg::kProducer>,
+  using WLoader = typename Select<Cfg::kBulkWeights, memory::BulkWeightLoader<Stage>,
                                   typename Select<Cfg::kProducer, memory::WarpWeightLoader<Stage, kFirst, kLoadThreads>,
                                                   memory::WeightLoader<Cfg::kThreads, Stage>>::type>::type;
   using ALoader = typename Select<Cfg::kTmaA, memory::TmaActivationLoader<Stage, kFirst>,

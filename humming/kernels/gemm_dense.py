@@ -194,8 +194,7 @@ class GemmDenseSpec(KernelSpec):
                             "on an mbarrier); 0: 16-byte cp.async by every thread")
     producer: int = param(default=0, allowed=(0, 1),
                           doc="1: one extra warp issues every copy and the compute warps wait only for the stage "
-                              "they read (two mbarriers a stage; with bulk_w=1 it copies the weights one bulk copy "
-                              "a k16 row); 0: every thread copies, one CTA barrier a stage")
+                              "they read (two mbarriers a stage); 0: every thread copies, one CTA barrier a stage")
 
     @classmethod
     def build(cls, target: Target, act: DType, out: DType, decode: DecodeParams, tile: Tile) -> "GemmDenseSpec":
@@ -225,6 +224,9 @@ class GemmDenseSpec(KernelSpec):
         if self.swap_n8 and (self.warp_m, self.frag_m) != (1, 1):
             raise InvalidInputError(f"GemmDenseSpec: swap_n8={self.swap_n8} with warp_m={self.warp_m}, "
                                     f"frag_m={self.frag_m}; allowed: warp_m = frag_m = 1 (one block of 16 rows)")
+        if self.producer and self.bulk_w:
+            raise InvalidInputError("GemmDenseSpec: producer=1 with bulk_w=1; allowed: one of them (the producer warp "
+                                    "copies the weights itself)")
         if self.cta_threads() > 1024:
             raise InvalidInputError(f"GemmDenseSpec: {self.cta_threads()} threads per CTA; allowed: at most 1024")
         if self.smode is ScaleMode.GROUP and (self.gs == 0 or (self.gs % self.bk and self.bk % self.gs)):
@@ -296,9 +298,9 @@ class GemmDenseSpec(KernelSpec):
         return 32 * (t.warp_m * t.warp_n * t.warp_k + self.producer * self.producer_warps)
 
     def barrier_bytes(self) -> int:
-        """Shared memory of the mbarriers, after everything else: two a stage (full, empty) for a producer, whose
-        full barrier bulk weight copies complete on too; else one a stage for bulk weight copies."""
-        return 8 * self.stages * (2 if self.producer else 1 if self.bulk_w else 0)
+        """Shared memory of the mbarriers, after everything else: one a stage for bulk weight copies, two a stage
+        (full, empty) for a producer warp."""
+        return 8 * self.stages * (1 if self.bulk_w else 2 if self.producer else 0)
 
     def exports(self) -> dict[str, str]:
         cfg = (f"humming::GemmDenseConfig<{self.cpp_args()}>")

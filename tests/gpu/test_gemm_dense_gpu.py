@@ -228,23 +228,3 @@ def test_tma_activations_match_the_reference(fmt_id: str, m: int) -> None:
             _run(fmt_id, act, m, shape, bias=i % 2 == 1, out=act, kernel=GemmDenseWgmmaWideTmaSpec,
                  tile=wide_tile(2, 1, 256, 5, producer=1))
 
-
-
-#: Producers that copy the weights in bulk (bulk_w=1 with producer=1, opt-in; one cp.async.bulk a k16 row of a
-#: stage, completing on the producer's full barrier): each kernel form at its M range, a K ending inside a stage.
-@pytest.mark.parametrize("form", ["sync", "wgmma", "widetma"])
-@pytest.mark.parametrize("fmt_id", ["s4_g128", "u4_zp_g128", "s8_channel", "mxfp4"])
-def test_producer_bulk_weight_copies_match_the_reference(fmt_id: str, form: str) -> None:
-    from dataclasses import replace
-
-    from humming.kernels.gemm_dense import GemmDenseSpec, Tile
-    from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec, GemmDenseWgmmaWideTmaSpec, wgmma_tile, wide_tile
-
-    kernel, tile, ms = {
-        "sync": (GemmDenseSpec, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=2, bulk_w=1, producer=1), (1, 7, 16)),
-        "wgmma": (GemmDenseWgmmaSpec, replace(wgmma_tile(2, 1, 64, 6, producer=1), bulk_w=1), (33, 64, 128)),
-        "widetma": (GemmDenseWgmmaWideTmaSpec, replace(wide_tile(2, 1, 256, 5, producer=1), bulk_w=1), (129, 300)),
-    }[form]
-    for m in ms:
-        for i, shape in enumerate(TMA_SHAPES):
-            _run(fmt_id, dtypes.bf16, m, shape, bias=i % 2 == 1, out=dtypes.bf16, kernel=kernel, tile=tile)

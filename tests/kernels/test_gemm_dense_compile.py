@@ -338,6 +338,8 @@ def test_a_producer_warp_needs_cp_async_and_takes_the_copies_and_the_stage_barri
     with pytest.raises(UnsupportedError, match=r"memory\.cp_async"):
         GemmDenseSpec.build(turing.target, dtypes.f16, dtypes.f16, d, tile).check_supported(turing)
     hopper = archs.capabilities("sm_90a")
+    with pytest.raises(InvalidInputError, match="producer=1 with bulk_w=1"):
+        GemmDenseSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d, replace(tile, bulk_w=1))
     plain = GemmDenseSpec.build(hopper.target, dtypes.bf16, dtypes.bf16, d, replace(tile, producer=0))
     specs = {"plain": plain}
     for arch in ("sm_80", "sm_90a"):
@@ -506,30 +508,3 @@ def test_the_tma_wide_tile_runs_one_cta_a_tile_when_its_last_wave_is_nearly_full
     assert any("97% of 2 waves" in r for r in full.reasons), full.reasons
     part = plan(256, 28672, 8192)  # 224 tiles: the last wave 70% full, 85% of two
     assert part.schedule == "stream-k" and part.grid == 132
-
-
-def test_a_producer_may_copy_the_weights_in_bulk_one_copy_a_k16_row(tmp_path: Path) -> None:
-    # bulk_w=1 under a producer: the weight rows complete on the producer's full barrier (expect-tx without an
-    # arrival; its threads still arrive through cp.async), so no barrier is added and the weight LDGSTS go.
-    hopper = archs.capabilities("sm_90a")
-    d = DecodeParams.of(W4)
-    kernels_tiles = ((GemmDenseSpec, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1, producer=1)),
-                     (GemmDenseWgmmaSpec, wgmma_tile(2, 1, 64, 6, producer=1)),
-                     (GemmDenseWgmmaWideTmaSpec, wide_tile(2, 1, 256, 5, producer=1)))
-    specs = []
-    for kernel, tile in kernels_tiles:
-        cp = kernel.build(hopper.target, dtypes.bf16, dtypes.bf16, d, tile)
-        bulk = kernel.build(hopper.target, dtypes.bf16, dtypes.bf16, d, replace(tile, bulk_w=1))
-        bulk.check_supported(hopper)
-        assert bulk.smem_bytes() == cp.smem_bytes(), kernel.__name__
-        specs += [cp, bulk]
-    compiled = compile_many(specs)
-    for spec, kernel in zip(specs, compiled):
-        assert kernel.exports["smem_bytes"] == spec.smem_bytes()
-    tool = _nvdisasm()
-    if tool is None:
-        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
-    for i in range(0, len(specs), 2):
-        cp_sass, bulk_sass = (_sass(tool, compiled[j].binary, tmp_path / f"{j}.cubin") for j in (i, i + 1))
-        assert "UBLKCP" not in cp_sass and "UBLKCP" in bulk_sass, specs[i].kernel
-        assert bulk_sass.count("LDGSTS") < cp_sass.count("LDGSTS"), specs[i].kernel

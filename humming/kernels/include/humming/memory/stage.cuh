@@ -7,7 +7,6 @@
 // past K are stored as zeros (the packed K is padded with zero weights, and 0 * garbage could be NaN).
 #pragma once
 #include <humming/arch/bulk.cuh>
-#include <humming/arch/tma.cuh>
 #include <humming/arch/memory.cuh>
 #include <humming/arch/types.cuh>
 #include <humming/mma/fragments.cuh>
@@ -99,12 +98,9 @@ struct WeightLoader {
 };
 
 // The weight rows of a stage through the bulk copy engine (sm_90+, arch/bulk.cuh): each of the BK/16 rows of a
-// stage is one contiguous global run, so it is one bulk copy, issued by a lane of the first warp of the loader's
-// threads (FIRST: a producer's) and completing on the stage's barrier; no other thread spends an instruction on
-// weights. Rows of a tile past N copy fewer bytes. ARRIVES: the issuing lane's expect-tx is the stage's one
-// arrival (every thread copies: the barrier counts one); false under a producer, whose threads each arrive
-// through cp.async.mbarrier.arrive, so the bytes are expected without an arrival.
-template <class Stage, int FIRST = 0, bool ARRIVES = true>
+// stage is one contiguous global run, so it is one bulk copy, issued by a lane of warp 0 and completing on the
+// stage's barrier; no other thread spends an instruction on weights. Rows of a tile past N copy fewer bytes.
+template <class Stage>
 struct BulkWeightLoader {
   static constexpr int ROWS = Stage::BK / 16;
   static constexpr int NB = Stage::BN / 64;
@@ -122,15 +118,11 @@ struct BulkWeightLoader {
   }
 
   HM_DEVICE void load(u32 dst, int kt, u64 pol, u32 bar) const {
-    const int lane = static_cast<int>(threadIdx.x) - FIRST;
-    if (lane < 0 || lane >= 32) return;
-    if (lane == 0) {
-      if constexpr (ARRIVES) arch::mbarrier_arrive_expect_tx(bar, ROWS * row_bytes);
-      else arch::mbarrier_expect_tx(bar, ROWS * row_bytes);
-    }
+    if (threadIdx.x >= 32) return;
+    if (threadIdx.x == 0) arch::mbarrier_arrive_expect_tx(bar, ROWS * row_bytes);
     __syncwarp();
     const char* src = base + kt * stage_bytes;
-    for (int r = lane; r < ROWS; r += 32)
+    for (int r = threadIdx.x; r < ROWS; r += 32)
       arch::bulk_copy_g2s(dst + r * kRowBytes, src + r * row_stride, row_bytes, bar, pol);
   }
 };
