@@ -78,6 +78,40 @@ __global__ void read_cp_async(const uint4* __restrict__ src, long long chunk16, 
   publish(acc, out);
 }
 
+// The packed weights' order: gridDim.x column tiles side by side in rows of RUN bytes a tile, so that CTA c reads
+// RUN bytes of every row, rows gridDim.x * RUN bytes apart (the decode kernel's WeightLoader: 16 k16 rows of
+// two 512-byte blocks a stage); the same ring as read_cp_async, S stages of 16 rows.
+template <int S, int RUN>
+__global__ void read_rows(const uint4* __restrict__ src, long long rows, unsigned* out) {
+  extern __shared__ uint4 ring[];
+  constexpr int kRowChunks = RUN / 16;
+  const int per = 16 * kRowChunks / blockDim.x;  // chunks a thread a stage
+  const long long row_stride = (long long)gridDim.x * kRowChunks;  // in uint4
+  const uint4* p = src + blockIdx.x * kRowChunks + (threadIdx.x / kRowChunks) * row_stride + threadIdx.x % kRowChunks;
+  const long long step = (long long)(blockDim.x / kRowChunks) * row_stride;
+  const long long stages = rows / 16;
+  const unsigned long long policy = evict_first_policy();
+  auto issue = [&](long long s) {
+    if (s < stages) {
+      const uint4* g = p + s * 16 * row_stride;
+      for (int u = 0; u < per; ++u) {
+        unsigned dst = (unsigned)__cvta_generic_to_shared(ring + (int)(s % S) * 16 * kRowChunks + u * blockDim.x + threadIdx.x);
+        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(dst), "l"(g + u * step), "l"(policy));
+      }
+    }
+    asm volatile("cp.async.commit_group;");
+  };
+  for (int s = 0; s < S - 1; ++s) issue(s);
+  unsigned acc = 0;
+  for (long long s = 0; s < stages; ++s) {
+    asm volatile("cp.async.wait_group %0;" ::"n"(S - 2));
+    __syncthreads();
+    acc ^= fold(ring[(int)(s % S) * 16 * kRowChunks + (threadIdx.x ^ 32)]);
+    issue(s + S - 1);
+  }
+  publish(acc, out);
+}
+
 // One thread copies each stage in bulk (cp.async.bulk, completing on the stage's mbarrier); the CTA waits on it,
 // reads, syncs, and the thread refills the slot: the TMA-style pipeline with BYTES a stage.
 template <int S, int BYTES>

@@ -17,8 +17,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-# (entry, grid factor: CTAs an SM, threads, dynamic smem bytes, bytes a CTA's chunk must be a multiple of)
+# (entry, CTAs an SM (a float: a whole grid of that many CTAs, e.g. 224 = the decode tile's 28672 / 128), threads,
+# dynamic smem bytes, bytes a CTA's chunk must be a multiple of)
 VARIANTS = [
+    ("ceiling::read_cp_async<4, 8, true>", 224.0, 128, 4 * 8 * 128 * 16, 8 * 128 * 16),  # the decode tile's grid
+    ("ceiling::read_rows<4, 1024>", 224.0, 128, 4 * 16384, 16384),  # and its rows of 2 x 512-byte blocks
+    ("ceiling::read_rows<4, 1024>", 448.0, 128, 4 * 16384, 16384),   # 448 x 1 KB columns (two CTAs a tile)
+    # the same ring in a larger dynamic shared-memory allocation (the s4 decode kernel's 108544 bytes: two CTAs
+    # leave ~12 KB of an SM's 256 KB L1/shared array to L1)
+    ("ceiling::read_rows<4, 1024>", 224.0, 128, 92 * 1024, 16384),
+    ("ceiling::read_rows<4, 1024>", 224.0, 128, 108544, 16384),
+    ("ceiling::read_rows<4, 2048>", 112.0, 256, 4 * 32768, 32768),   # 256-column tiles, one CTA an SM on 112
     ("ceiling::read_ldg<4>", 4, 256, 0, 16 * 256 * 4),
     ("ceiling::read_ldg<8>", 4, 256, 0, 16 * 256 * 8),
     ("ceiling::read_ldg<8>", 8, 256, 0, 16 * 256 * 8),
@@ -76,14 +85,16 @@ def main() -> None:
         want = int(mb * 1e6)
         buf = torch.randint(-2**31, 2**31 - 1, (want // 4 + (1 << 20),), dtype=torch.int32, device="cuda")
         for name, per_sm, threads, smem, unit in VARIANTS:
-            grid = sms * per_sm
+            grid = int(per_sm) if isinstance(per_sm, float) else sms * per_sm
             chunk = max(1, round(want / grid / unit)) * unit  # bytes a CTA
             kernel = kernels[name]
             if chunk * grid > buf.numel() * 4:
                 continue
-            us = timer(lambda: kernel.launch(grid, threads, smem, (buf, chunk // 16, out)))
+            # read_rows takes rows of the whole grid's width (16 a stage); the others a CTA's chunk in uint4
+            n = chunk // (unit // 16) if "read_rows" in name else chunk // 16
+            us = timer(lambda: kernel.launch(grid, threads, smem, (buf, n, out)))
             nbytes = chunk * grid
-            print(f"{mb:7.1f} MB  {name:40s} {per_sm} CTA/SM x {threads:3d}  {nbytes / 1e6:7.1f} MB  {us:7.2f} us  "
+            print(f"{mb:7.1f} MB  {name:36s} {per_sm:>5} CTA/SM x {threads:3d}  {nbytes / 1e6:7.1f} MB  {us:7.2f} us  "
                   f"{nbytes / us / 1e6:5.3f} TB/s  {100 * nbytes / us / 1e6 / (copy / 1e12):5.1f}% of copy", flush=True)
         del buf
 

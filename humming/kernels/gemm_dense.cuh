@@ -30,7 +30,8 @@
 #include <humming/scheduler/stream_k.cuh>
 
 // Ablation switch for timing experiments only (benchmarks/profile_wna16.py --ablate): 0 = the real kernel.
-// 1: no MMAs; 2: no dequantisation (raw words into the MMAs); 3: neither (loads and the pipeline only).
+// 1: no MMAs; 2: no dequantisation (raw words into the MMAs); 3: neither (loads and the pipeline only); 4: no
+// reads of a stage either (the copies and the ring alone); 5: as 4 with the weights' copies only.
 #ifndef HM_ABLATE
 #define HM_ABLATE 0
 #endif
@@ -182,6 +183,9 @@ struct GemmDense {
     HM_DEVICE void load(char* smem, int stage, int kt, u64 pol_w, u32 bar) const {
       const u32 base = arch::smem_u32(smem + stage * Stage::kBytes);
       w.load(base + Stage::kW, kt, pol_w, bar);
+#if HM_ABLATE == 5
+      return;
+#endif
       a.load(base + Stage::kA, kt, bar);
       if constexpr (Stage::kSRows > 0) s.load(base + Stage::kS, kt, pol_w);
       if constexpr (Stage::kZRows > 0) z.load(base + Stage::kZ, kt, pol_w);
@@ -252,6 +256,9 @@ struct GemmDense {
 
   static HM_DEVICE void compute_stage(const char* base, MainAcc& acc, Zero& zero, const dequant::Masks& masks, int wm,
                                       int wn, int wk, int lane) {
+#if HM_ABLATE >= 4
+    return;
+#endif
     constexpr int B = Cfg::kWBits;
     const int g = lane >> 2;
     const u32 sW = arch::smem_u32(base + Stage::kW);
