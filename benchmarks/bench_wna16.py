@@ -96,6 +96,28 @@ class Timer:
         return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends))
 
 
+def replay_span(timer: Timer, fn, slots: torch.Tensor) -> tuple[float, float]:
+    """Medians over ``timer.reps`` single replays of a graph of ``fn`` (L2 flushed before each, as the timer does):
+    the event interval, and the span of the kernel's own run that a build with HM_TIMESTAMPS wrote to ``slots``
+    (int64 [2]: earliest warp start, latest warp finish, in ns of %globaltimer; arch/timer.cuh). Both in us."""
+    timer(fn)  # warm-up on the capture stream, as the timer's own measurement does
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=timer.stream):
+        fn()
+    events, spans = [], []
+    for i in range(timer.reps):
+        slots[0], slots[1] = -1, 0  # read unsigned: the largest value for atomicMin, zero for atomicMax
+        timer._flush(i)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        g.replay()
+        end.record()
+        torch.cuda.synchronize()
+        events.append(start.elapsed_time(end) * 1000.0)
+        spans.append((int(slots[1]) - (int(slots[0]) & (2**64 - 1))) / 1000.0)
+    return statistics.median(events), statistics.median(spans)
+
+
 def read_bandwidth(timer: Timer, nbytes: int = 256 << 20) -> float:
     """Bytes per second of a read-only pass (torch.sum over ``nbytes`` of float32 data, one tiny write): the
     floor a weight-streaming kernel of that size could reach under this timer."""

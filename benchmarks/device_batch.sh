@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader
+# Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span
 # conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
@@ -151,6 +151,15 @@ for step in $steps; do
         timeout 60 $P --n $n --k $k --m 1 --tiles "${V//S/1}"; timeout 60 $P --n $n --k $k --m 16 --tiles "${V//S/2}"; done
       timeout 60 $P --m 1 --ablate 3 --tiles "1,1,2,1,2,128,4,8,3,1"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/decode-loader.txt" ;;
+    # where the decode kernel's benchmark time goes (NOTES-wna16 run 10): each variant's own run span on the device
+    # clock (HM_TIMESTAMPS) beside one replay's event interval, for the decode build with only its weight copies
+    # (a5, which ncu ran in 31.6 us against 36.1 in the timer), the full decode kernel, the M = 64 tile, and the
+    # read ceiling's kernels (same bytes, same order)
+    span) { P="python3 benchmarks/profile_wna16.py --reps 20 --span"
+      timeout 60 $P --m 1 --ablate 5; timeout 60 $P --m 1,16; timeout 60 $P --m 64; timeout 60 $P --m 64 --ablate 3
+      timeout 60 $P --m 1 --n 28672 --k 4096
+      timeout 100 python3 benchmarks/experiments/read_ceiling.py --mb 117.4,60.6
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/span.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

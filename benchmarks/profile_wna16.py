@@ -23,7 +23,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_wna16 import FORMATS, Timer, copy_bandwidth, read_bandwidth  # noqa: E402
+from bench_wna16 import FORMATS, Timer, copy_bandwidth, read_bandwidth, replay_span  # noqa: E402
 
 from humming.core import dtypes, packing, quantized  # noqa: E402
 from humming.core.build import compile_many  # noqa: E402
@@ -32,6 +32,10 @@ from humming.core.problem import GemmProblem  # noqa: E402
 from humming.kernels.gemm_dense import GemmDenseSpec, Tile  # noqa: E402
 from humming.kernels.gemm_dense_wgmma import (  # noqa: E402
     GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec)
+
+#: Int index in the tile-counter workspace (ops._workspace: at least 4096 ints, tile counters from 0) of the two u64
+#: slots a --span build's kernels write their first start and last finish to (arch/timer.cuh).
+SPAN_INDEX = 4088
 
 
 KERNELS = {"sync": GemmDenseSpec, "wgmma": GemmDenseWgmmaSpec, "wide": GemmDenseWgmmaWideSpec,
@@ -64,8 +68,12 @@ def main() -> None:
                     "reference (fresh inputs, poisoned output, the tolerance table)")
     ap.add_argument("--define", default="", help="NAME=VALUE[,NAME=VALUE]: macros every variant is built with "
                     "(the templates' experiment switches, e.g. HM_ABLATE=3)")
+    ap.add_argument("--span", action="store_true", help="also time each variant's own run on the device clock "
+                    "(arch/timer.cuh, HM_TIMESTAMPS) and print how much of the replay's time lies outside it")
     args = ap.parse_args()
     defines = [d.split("=", 1) for d in filter(None, args.define.split(","))]
+    if args.span:
+        defines.append(["HM_TIMESTAMPS", str(SPAN_INDEX)])
     if args.ablate:
         defines.append(["HM_ABLATE", str(args.ablate)])
     if defines:
@@ -129,6 +137,11 @@ def main() -> None:
                 return f"FAIL ({str(exc)[:160]})"
             return "ok"
 
+        def span(plan) -> str:
+            slots = hg._workspace(0, timer.stream.cuda_stream, 0, 0)[1][SPAN_INDEX:SPAN_INDEX + 4].view(torch.int64)
+            ev, sp = replay_span(timer, run(plan), slots)
+            return f"  span: replay {ev:.2f} us, kernel {sp:.2f} us, outside {ev - sp:.2f} us"
+
         roof_us = problem.bytes_moved() / bw * 1e6
         for i, plan in enumerate(plans):
             try:
@@ -143,7 +156,8 @@ def main() -> None:
             print(f"{args.format:<16} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
                   f"{kind:<5} {args.define:<22} "
                   f"{fields:<22} {plan.schedule:<13} grid {plan.grid:<5} {us:8.2f} us "
-                  f"{100 * roof_us / us:5.1f}% roof" + (f"  verify {verify(plan)}" if args.verify else ""), flush=True)
+                  f"{100 * roof_us / us:5.1f}% roof" + (f"  verify {verify(plan)}" if args.verify else "")
+                  + (span(plan) if args.span else ""), flush=True)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,9 @@
 // benchmarks/experiments/read_ceiling.py times them the way bench_wna16 times the GEMMs (graph replay, L2
 // flushed, median), which gives the ceiling a weight-streaming kernel of that size can reach on this device.
 #pragma once
+// Every reader records its run span in out[2..5] (the first warp's start, the last warp's finish: arch/timer.cuh).
+#define HM_TIMESTAMPS 2
+#include <humming/arch/timer.cuh>
 
 namespace ceiling {
 
@@ -21,6 +24,7 @@ __device__ __forceinline__ unsigned long long evict_first_policy() {
 // Plain loads: U independent 16-byte loads per thread in flight, L1 bypassed.
 template <int U>
 __global__ void read_ldg(const uint4* __restrict__ src, long long chunk16, unsigned* out) {
+  const humming::arch::KernelSpan span(reinterpret_cast<int*>(out));
   const uint4* p = src + blockIdx.x * chunk16;
   unsigned acc = 0;
   for (long long i = threadIdx.x; i < chunk16; i += (long long)blockDim.x * U) {
@@ -45,6 +49,7 @@ __global__ void read_ldg(const uint4* __restrict__ src, long long chunk16, unsig
 // barrier a stage: the structure of gemm_dense.cuh's loaders without the arithmetic.
 template <int S, int U, bool HINT>
 __global__ void read_cp_async(const uint4* __restrict__ src, long long chunk16, unsigned* out) {
+  const humming::arch::KernelSpan span(reinterpret_cast<int*>(out));
   extern __shared__ uint4 ring[];
   const uint4* p = src + blockIdx.x * chunk16;
   const int stage16 = U * blockDim.x;
@@ -83,6 +88,7 @@ __global__ void read_cp_async(const uint4* __restrict__ src, long long chunk16, 
 // two 512-byte blocks a stage); the same ring as read_cp_async, S stages of 16 rows.
 template <int S, int RUN>
 __global__ void read_rows(const uint4* __restrict__ src, long long rows, unsigned* out) {
+  const humming::arch::KernelSpan span(reinterpret_cast<int*>(out));
   extern __shared__ uint4 ring[];
   constexpr int kRowChunks = RUN / 16;
   const int per = 16 * kRowChunks / blockDim.x;  // chunks a thread a stage
@@ -116,6 +122,7 @@ __global__ void read_rows(const uint4* __restrict__ src, long long rows, unsigne
 // reads, syncs, and the thread refills the slot: the TMA-style pipeline with BYTES a stage.
 template <int S, int BYTES>
 __global__ void read_bulk(const uint4* __restrict__ src, long long chunk16, unsigned* out) {
+  const humming::arch::KernelSpan span(reinterpret_cast<int*>(out));
   extern __shared__ uint4 ring[];
   __shared__ alignas(8) unsigned long long full[S];
   const char* p = reinterpret_cast<const char*>(src + blockIdx.x * chunk16);

@@ -72,7 +72,7 @@ def main() -> None:
     import torch
 
     import humming.devices
-    from bench_wna16 import Timer, copy_bandwidth
+    from bench_wna16 import Timer, copy_bandwidth, replay_span
 
     target = humming.devices.get(0).target
     kernels = build(target)
@@ -80,7 +80,7 @@ def main() -> None:
     timer = Timer(args.reps)
     copy = copy_bandwidth(timer)
     print(f"copy bandwidth {copy / 1e12:.3f} TB/s ({sms} SMs)")
-    out = torch.zeros(4, dtype=torch.int32, device="cuda")
+    out = torch.zeros(8, dtype=torch.int32, device="cuda")  # [0]: the fold's sink; [2..5]: the run span
     for mb in (float(x) for x in args.mb.split(",")):
         want = int(mb * 1e6)
         buf = torch.randint(-2**31, 2**31 - 1, (want // 4 + (1 << 20),), dtype=torch.int32, device="cuda")
@@ -92,10 +92,14 @@ def main() -> None:
                 continue
             # read_rows takes rows of the whole grid's width (16 a stage); the others a CTA's chunk in uint4
             n = chunk // (unit // 16) if "read_rows" in name else chunk // 16
-            us = timer(lambda: kernel.launch(grid, threads, smem, (buf, n, out)))
+            def fn():
+                kernel.launch(grid, threads, smem, (buf, n, out))
+            us = timer(fn)
+            replay, kernel_us = replay_span(timer, fn, out[2:6].view(torch.int64))
             nbytes = chunk * grid
             print(f"{mb:7.1f} MB  {name:36s} {per_sm:>5} CTA/SM x {threads:3d}  {nbytes / 1e6:7.1f} MB  {us:7.2f} us  "
-                  f"{nbytes / us / 1e6:5.3f} TB/s  {100 * nbytes / us / 1e6 / (copy / 1e12):5.1f}% of copy", flush=True)
+                  f"{nbytes / us / 1e6:5.3f} TB/s  {100 * nbytes / us / 1e6 / (copy / 1e12):5.1f}% of copy  (one replay {replay:.2f}, kernel span "
+                  f"{kernel_us:.2f} us)", flush=True)
         del buf
 
 

@@ -17,6 +17,7 @@
 #include <humming/arch/convert.cuh>
 #include <humming/arch/memory.cuh>
 #include <humming/arch/mma.cuh>
+#include <humming/arch/timer.cuh>
 #include <humming/arch/types.cuh>
 #include <humming/dequant/codes.cuh>
 #include <humming/dequant/scales.cuh>
@@ -183,9 +184,7 @@ struct GemmDense {
     HM_DEVICE void load(char* smem, int stage, int kt, u64 pol_w, u32 bar) const {
       const u32 base = arch::smem_u32(smem + stage * Stage::kBytes);
       w.load(base + Stage::kW, kt, pol_w, bar);
-#if HM_ABLATE == 5
-      return;
-#endif
+      if constexpr (HM_ABLATE == 5) return;
       a.load(base + Stage::kA, kt, bar);
       if constexpr (Stage::kSRows > 0) s.load(base + Stage::kS, kt, pol_w);
       if constexpr (Stage::kZRows > 0) z.load(base + Stage::kZ, kt, pol_w);
@@ -256,9 +255,7 @@ struct GemmDense {
 
   static HM_DEVICE void compute_stage(const char* base, MainAcc& acc, Zero& zero, const dequant::Masks& masks, int wm,
                                       int wn, int wk, int lane) {
-#if HM_ABLATE >= 4
-    return;
-#endif
+    if constexpr (HM_ABLATE >= 4) return;
     constexpr int B = Cfg::kWBits;
     const int g = lane >> 2;
     const u32 sW = arch::smem_u32(base + Stage::kW);
@@ -429,6 +426,7 @@ namespace humming {
 // The kernel the twin instantiates.
 template <HM_GEMM_DENSE_TEMPLATE>
 __global__ void HM_GEMM_DENSE_BOUNDS(HM_GEMM_DENSE_CONFIG) gemm_dense(HM_GEMM_DENSE_PARAMS) {
+  const arch::KernelSpan span(counters);  // timing experiments only (arch/timer.cuh)
   GemmDense<HM_GEMM_DENSE_CONFIG>::run(HM_GEMM_DENSE_ARGS);
 }
 

@@ -336,11 +336,13 @@ struct GemmDenseWgmmaWide {
 // producer form adds a warpgroup (WgmmaConfig::kCtaThreads).
 template <HM_GEMM_DENSE_TEMPLATE>
 __global__ void HM_GEMM_DENSE_BOUNDS(WgmmaConfig<HM_GEMM_DENSE_CONFIG>) gemm_dense_wgmma(HM_GEMM_DENSE_PARAMS) {
+  const arch::KernelSpan span(counters);
   GemmDenseWgmma<WgmmaConfig<HM_GEMM_DENSE_CONFIG>>::run(HM_GEMM_DENSE_ARGS);
 }
 
 template <HM_GEMM_DENSE_TEMPLATE>
 __global__ void HM_GEMM_DENSE_BOUNDS(WgmmaWideConfig<HM_GEMM_DENSE_CONFIG>) gemm_dense_wgmma_wide(HM_GEMM_DENSE_PARAMS) {
+  const arch::KernelSpan span(counters);
   GemmDenseWgmmaWide<WgmmaWideConfig<HM_GEMM_DENSE_CONFIG>>::run(HM_GEMM_DENSE_ARGS);
 }
 
@@ -349,6 +351,7 @@ __global__ void HM_GEMM_DENSE_BOUNDS(WgmmaWideConfig<HM_GEMM_DENSE_CONFIG>) gemm
 template <HM_GEMM_DENSE_TEMPLATE>
 __global__ void HM_GEMM_DENSE_BOUNDS(WgmmaWideTmaConfig<HM_GEMM_DENSE_CONFIG>)
     gemm_dense_wgmma_wide_tma(HM_GEMM_DENSE_PARAMS, const __grid_constant__ arch::TensorMap act_map) {
+  const arch::KernelSpan span(counters);
   GemmDenseArgs args = HM_GEMM_DENSE_ARGS;
   args.a = &act_map;
   GemmDenseWgmmaWide<WgmmaWideTmaConfig<HM_GEMM_DENSE_CONFIG>>::run(args);
