@@ -21,6 +21,22 @@ __device__ __forceinline__ unsigned long long evict_first_policy() {
   return policy;
 }
 
+// The consumer side of a cp.async ring of S stages of stage16 uint4 (issue(s) copies stage s, if any, and commits
+// one group): S - 1 stages in flight, one CTA barrier a stage, a neighbour's word read from each, as a consumer
+// of the whole stage would.
+template <int S, class Issue>
+__device__ __forceinline__ unsigned run_ring(const uint4* ring, int stage16, long long stages, Issue issue) {
+  for (int s = 0; s < S - 1; ++s) issue(s);
+  unsigned acc = 0;
+  for (long long s = 0; s < stages; ++s) {
+    asm volatile("cp.async.wait_group %0;" ::"n"(S - 2));
+    __syncthreads();
+    acc ^= fold(ring[(int)(s % S) * stage16 + (threadIdx.x ^ 32)]);
+    issue(s + S - 1);
+  }
+  return acc;
+}
+
 // Plain loads: U independent 16-byte loads per thread in flight, L1 bypassed.
 template <int U>
 __global__ void read_ldg(const uint4* __restrict__ src, long long chunk16, unsigned* out) {
@@ -71,16 +87,7 @@ __global__ void read_cp_async(const uint4* __restrict__ src, long long chunk16, 
     }
     asm volatile("cp.async.commit_group;");
   };
-  for (int s = 0; s < S - 1; ++s) issue(s);
-  unsigned acc = 0;
-  for (long long s = 0; s < stages; ++s) {
-    asm volatile("cp.async.wait_group %0;" ::"n"(S - 2));
-    __syncthreads();
-    // read a neighbour's word, as a consumer of the whole stage would
-    acc ^= fold(ring[(int)(s % S) * stage16 + (threadIdx.x ^ 32)]);
-    issue(s + S - 1);
-  }
-  publish(acc, out);
+  publish(run_ring<S>(ring, stage16, stages, issue), out);
 }
 
 // The packed weights' order: gridDim.x column tiles side by side in rows of RUN bytes a tile, so that CTA c reads
@@ -107,15 +114,7 @@ __global__ void read_rows(const uint4* __restrict__ src, long long rows, unsigne
     }
     asm volatile("cp.async.commit_group;");
   };
-  for (int s = 0; s < S - 1; ++s) issue(s);
-  unsigned acc = 0;
-  for (long long s = 0; s < stages; ++s) {
-    asm volatile("cp.async.wait_group %0;" ::"n"(S - 2));
-    __syncthreads();
-    acc ^= fold(ring[(int)(s % S) * 16 * kRowChunks + (threadIdx.x ^ 32)]);
-    issue(s + S - 1);
-  }
-  publish(acc, out);
+  publish(run_ring<S>(ring, 16 * kRowChunks, stages, issue), out);
 }
 
 // One thread copies each stage in bulk (cp.async.bulk, completing on the stage's mbarrier); the CTA waits on it,
