@@ -156,7 +156,8 @@ for step in $steps; do
     # (a5, which ncu ran in 31.6 us against 36.1 in the timer), the full decode kernel, the M = 64 tile, and the
     # read ceiling's kernels (same bytes, same order)
     span) { P="python3 benchmarks/profile_wna16.py --reps 20 --span"
-      timeout 60 $P --m 1 --ablate 5; timeout 60 $P --m 1,16; timeout 60 $P --m 64; timeout 60 $P --m 64 --ablate 3
+      timeout 60 $P --m 1 --ablate 5; timeout 60 $P --m 1 --ablate 5 --flush write
+      timeout 60 $P --m 1,16; timeout 60 $P --m 64; timeout 60 $P --m 64 --ablate 3
       timeout 60 $P --m 1 --n 28672 --k 4096
       timeout 100 python3 benchmarks/experiments/read_ceiling.py --mb 117.4,60.6
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/span.txt" ;;
