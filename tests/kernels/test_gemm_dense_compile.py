@@ -508,3 +508,14 @@ def test_the_tma_wide_tile_runs_one_cta_a_tile_when_its_last_wave_is_nearly_full
     assert any("97% of 2 waves" in r for r in full.reasons), full.reasons
     part = plan(256, 28672, 8192)  # 224 tiles: the last wave 70% full, 85% of two
     assert part.schedule == "stream-k" and part.grid == 132
+
+
+def test_one_warp_tiles_with_sixty_four_chunks_a_thread_compile() -> None:
+    # The loaders keep a bit a copy in one word (memory/stage.cuh): 64 of them for one warp streaming two 8-bit
+    # column blocks 256 deep, or the activations of 64 rows; such tiles are legal, however slow, and must build.
+    caps = archs.capabilities("sm_80")
+    s8 = WeightFormat(dtypes.s8, ScaleSpec(Granularity.CHANNEL, dtypes.f32))
+    specs = [GemmDenseSpec.build(caps.target, dtypes.f16, dtypes.f16, DecodeParams.of(s8), Tile(1, 1, 1, 2, 1, 256, 2)),
+             GemmDenseSpec.build(caps.target, dtypes.f16, dtypes.f16, DecodeParams.of(W4), Tile(1, 4, 1, 1, 1, 256, 2))]
+    for spec, kernel in zip(specs, compile_many(specs)):
+        assert kernel.exports["smem_bytes"] == spec.smem_bytes(), spec.tile

@@ -51,12 +51,14 @@ struct WeightLoader {
   static constexpr int PER = (TOTAL + THREADS - 1) / THREADS;
   static constexpr int NB = Stage::BN / 64;
   static constexpr bool kRegular = THREADS % RC == 0 && TOTAL % THREADS == 0;
-  static_assert(kRegular || PER <= 32, "one bit a chunk in `ok`");
+  // A bit a chunk (at most 64 for any tile the twin allows: 8-bit codes, 256-deep stages, 16 columns a thread).
+  using Mask = typename Select<(PER > 32), u64, u32>::type;
+  static_assert(kRegular || PER <= 64, "one bit a chunk in `ok`");
   const char* base;       // regular: this thread's first chunk at kt = 0; else the tile's row 0
   long long stage_bytes;  // global bytes between consecutive k stages
   long long step;         // regular: global bytes between this thread's chunks (THREADS / RC rows)
   int off[kRegular ? 1 : PER];  // irregular: chunk i at base + off[i]
-  u32 ok;                 // regular: nonzero if the column lies inside N; else bit i for chunk i
+  Mask ok;                // regular: nonzero if the column lies inside N; else bit i for chunk i
 
   HM_DEVICE void set_tile(const void* w, int nt, int nb64) {
     const long long row_stride = static_cast<long long>(nb64) * Stage::kBlockBytes;
@@ -75,7 +77,7 @@ struct WeightLoader {
         const int c = threadIdx.x + i * THREADS;
         const int row = c / RC;
         const int col = c - row * RC;
-        ok |= ((TOTAL % THREADS == 0 || c < TOTAL) && col < valid ? 1u : 0u) << i;
+        ok |= static_cast<Mask>((TOTAL % THREADS == 0 || c < TOTAL) && col < valid ? 1 : 0) << i;
         off[i] = row * nb64 * Stage::kBlockBytes + col * 16;
       }
     }
@@ -92,7 +94,7 @@ struct WeightLoader {
     } else {
 #pragma unroll
       for (int i = 0; i < PER; ++i)
-        if (ok & (1u << i)) arch::cp_async16(dst + (threadIdx.x + i * THREADS) * 16, src + off[i], pol);
+        if ((ok >> i) & 1) arch::cp_async16(dst + (threadIdx.x + i * THREADS) * 16, src + off[i], pol);
     }
   }
 };
@@ -138,11 +140,12 @@ struct ActivationLoader {
   static constexpr int PER = (TOTAL + THREADS - 1) / THREADS;
   static constexpr bool kRegular = THREADS % CPR == 0 && TOTAL % THREADS == 0;
   static constexpr int RPP = kRegular ? THREADS / CPR : 1;  // regular: rows between a thread's chunks
-  static_assert(PER <= 32, "one bit a chunk in `ok`");
+  using Mask = typename Select<(PER > 32), u64, u32>::type;  // at most 64 chunks a thread (BM 64, one warp)
+  static_assert(PER <= 64, "one bit a chunk in `ok`");
   const char* src[kRegular ? 1 : PER];  // row start + chunk column at kt = 0 (regular: the first chunk's)
   long long step;                       // regular: global bytes between the thread's chunks
   int kk[kRegular ? 1 : PER];           // k of the chunk at kt = 0
-  u32 ok;                               // bit i: chunk i's row lies inside M
+  Mask ok;                              // bit i: chunk i's row lies inside M
   int k;
 
   HM_DEVICE void set_tile(const void* a, int m0, int m, int k_, int lda) {
@@ -154,7 +157,7 @@ struct ActivationLoader {
       const int c = threadIdx.x + i * THREADS;
       const int r = c / CPR;
       const int ck = c - r * CPR;
-      ok |= ((TOTAL % THREADS == 0 || c < TOTAL) && m0 + r < m ? 1u : 0u) << i;
+      ok |= static_cast<Mask>((TOTAL % THREADS == 0 || c < TOTAL) && m0 + r < m ? 1 : 0) << i;
       if (!kRegular || i == 0) {
         kk[i] = ck * 8;
         src[i] = static_cast<const char*>(a) + (static_cast<long long>(m0 + r) * lda + ck * 8) * 2;
@@ -166,7 +169,7 @@ struct ActivationLoader {
     const bool in_k0 = kt * Stage::BK + kk[0] < k;
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
-      if (ok & (1u << i)) {
+      if ((ok >> i) & 1) {
         const int c = threadIdx.x + i * THREADS;
         const int r = c / CPR;
         const int ck = c - r * CPR;
