@@ -19,6 +19,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -96,7 +97,7 @@ class Timer:
         return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends))
 
 
-def replay_span(timer: Timer, fn, slots: torch.Tensor) -> tuple[float, float]:
+def replay_span(timer: Timer, fn: Callable[[], object], slots: torch.Tensor) -> tuple[float, float]:
     """Medians over ``timer.reps`` single replays of a graph of ``fn`` (L2 flushed before each, as the timer does):
     the event interval, and the span of the kernel's own run that a build with HM_TIMESTAMPS wrote to ``slots``
     (int64 [2]: earliest warp start, latest warp finish, in ns of %globaltimer; arch/timer.cuh). Both in us."""

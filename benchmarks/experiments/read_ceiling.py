@@ -13,6 +13,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from humming.capabilities.model import Target
+    from humming.core.launcher import CompiledKernel
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -43,7 +48,8 @@ VARIANTS = [
 ]
 
 
-def build(target):
+def build(target: "Target") -> dict[str, "CompiledKernel"]:
+    """The readers of read_ceiling.cuh compiled in one unit for ``target``, by entry name."""
     from humming.core.build import toolchain_for
     from humming.core.launcher import CompiledKernel
 
