@@ -166,7 +166,6 @@ struct ActivationLoader {
   }
 
   HM_DEVICE void load(u32 dst, int kt, u32 /*bar*/ = 0) const {
-    const bool in_k0 = kt * Stage::BK + kk[0] < k;
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
       if ((ok >> i) & 1) {
@@ -174,9 +173,9 @@ struct ActivationLoader {
         const int r = c / CPR;
         const int ck = c - r * CPR;
         const u32 to = dst + mma::a_tile_offset<Stage::BK>(r, ck);
-        const bool in_k = kRegular ? in_k0 : kt * Stage::BK + kk[kRegular ? 0 : i] < k;
-        const char* from = kRegular ? src[0] + i * step : src[kRegular ? 0 : i];
-        if (in_k)
+        const int j = kRegular ? 0 : i;  // regular: one column (one K test), its pointer `step` apart a chunk
+        const char* from = src[j] + (kRegular ? i * step : 0);
+        if (kt * Stage::BK + kk[j] < k)
           arch::cp_async16(to, from + static_cast<long long>(kt) * Stage::BK * 2);
         else
           arch::store_zero16(to);  // past K: zeros (the padded weights there are zero codes, but 0 * NaN is NaN)
