@@ -100,8 +100,9 @@ class Timer:
 def replay_span(timer: Timer, fn: Callable[[], object], slots: torch.Tensor) -> tuple[float, float]:
     """Medians over ``timer.reps`` single replays of a graph of ``fn`` (L2 flushed before each, as the timer does):
     the event interval, and the span of the kernel's own run that a build with HM_TIMESTAMPS wrote to ``slots``
-    (int64 [2]: earliest warp start, latest warp finish, in ns of %globaltimer; arch/timer.cuh). Both in us."""
-    timer(fn)  # warm-up on the capture stream, as the timer's own measurement does
+    (int64 [2]: earliest warp start, latest warp finish, in ns of %globaltimer; arch/timer.cuh). Both in us.
+    ``fn`` has been timed by ``timer`` already (both callers report that figure), which warmed it on the capture
+    stream."""
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g, stream=timer.stream):
         fn()
