@@ -97,18 +97,23 @@ class Timer:
         return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends))
 
 
-def replay_span(timer: Timer, fn: Callable[[], object], slots: torch.Tensor) -> tuple[float, float]:
+def replay_span(timer: Timer, fn: Callable[[], object], slots: torch.Tensor,
+                ctas: int = 0) -> tuple[float, float, dict[str, float]]:
     """Medians over ``timer.reps`` single replays of a graph of ``fn`` (L2 flushed before each, as the timer does):
     the event interval, and the span of the kernel's own run that a build with HM_TIMESTAMPS wrote to ``slots``
-    (int64 [2]: earliest warp start, latest warp finish, in ns of %globaltimer; arch/timer.cuh). Both in us.
-    ``fn`` has been timed by ``timer`` already (both callers report that figure), which warmed it on the capture
-    stream."""
+    (int64: earliest warp start, latest warp finish, in ns of %globaltimer; arch/timer.cuh). Both in us.
+    With ``ctas`` (a build with HM_TIMESTAMP_CTAS >= ctas; ``slots`` then holds 2 + 3 * ctas values), also the
+    medians of how that span splits (cta_split). ``fn`` has been timed by ``timer`` already (both callers report
+    that figure), which warmed it on the capture stream."""
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g, stream=timer.stream):
         fn()
-    events, spans = [], []
+    events, spans, splits = [], [], []
     for i in range(timer.reps):
         slots[0], slots[1] = -1, 0  # read unsigned: the largest value for atomicMin, zero for atomicMax
+        if ctas:
+            per = slots[2:2 + 3 * ctas].view(ctas, 3)
+            per[:, 0], per[:, 1] = -1, 0
         timer._flush(i)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
@@ -117,7 +122,28 @@ def replay_span(timer: Timer, fn: Callable[[], object], slots: torch.Tensor) -> 
         torch.cuda.synchronize()
         events.append(start.elapsed_time(end) * 1000.0)
         spans.append((int(slots[1]) - (int(slots[0]) & (2**64 - 1))) / 1000.0)
-    return statistics.median(events), statistics.median(spans)
+        if ctas:
+            splits.append(cta_split(slots[:2 + 3 * ctas].cpu()))
+    median = {k: statistics.median(s[k] for s in splits) for k in splits[0]} if splits else {}
+    return statistics.median(events), statistics.median(spans), median
+
+
+def cta_split(rec: torch.Tensor) -> dict[str, float]:
+    """How one run's span splits, from HM_TIMESTAMP_CTAS records (arch/timer.cuh), in us: ``ramp`` (the last CTA's
+    start after the first's), the CTAs' own run times (``run_min``/``run_med``/``run_max``), the median run of the
+    CTAs that shared their SM with another (``run_shared``) and of those alone on theirs (``run_alone``, 0 if none),
+    and ``tail`` (the last finish after the median finish)."""
+    t0 = int(rec[0])
+    per = rec[2:].view(-1, 3)
+    ran = per[:, 1] > 0
+    start = (per[ran, 0] - t0).double() / 1000.0
+    finish = (per[ran, 1] - t0).double() / 1000.0
+    sm = per[ran, 2]
+    run = finish - start
+    shared = torch.bincount(sm)[sm] > 1
+    med = lambda x: float(x.median()) if x.numel() else 0.0  # noqa: E731
+    return {"ramp": float(start.max()), "run_min": float(run.min()), "run_med": med(run), "run_max": float(run.max()),
+            "run_shared": med(run[shared]), "run_alone": med(run[~shared]), "tail": float(finish.max()) - med(finish)}
 
 
 def read_bandwidth(timer: Timer, nbytes: int = 256 << 20) -> float:

@@ -33,9 +33,12 @@ from humming.kernels.gemm_dense import GemmDenseSpec, Tile  # noqa: E402
 from humming.kernels.gemm_dense_wgmma import (  # noqa: E402
     GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec)
 
-#: Int index in the tile-counter workspace (ops._workspace: at least 4096 ints, tile counters from 0) of the two u64
+#: Int index in the tile-counter workspace (ops._workspace: at least 4096 ints, tile counters from 0; no variant run
+#: here has 1024 tiles) of the two u64
 #: slots a --span build's kernels write their first start and last finish to (arch/timer.cuh).
-SPAN_INDEX = 4088
+SPAN_INDEX = 1024
+#: CTAs that also leave their own record after those slots (HM_TIMESTAMP_CTAS): what fits in a 4096-int workspace.
+SPAN_CTAS = (4096 - SPAN_INDEX - 4) // 6
 
 
 KERNELS = {"sync": GemmDenseSpec, "wgmma": GemmDenseWgmmaSpec, "wide": GemmDenseWgmmaWideSpec,
@@ -73,7 +76,7 @@ def main() -> None:
     args = ap.parse_args()
     defines = [d.split("=", 1) for d in filter(None, args.define.split(","))]
     if args.span:
-        defines.append(["HM_TIMESTAMPS", str(SPAN_INDEX)])
+        defines += [["HM_TIMESTAMPS", str(SPAN_INDEX)], ["HM_TIMESTAMP_CTAS", str(SPAN_CTAS)]]
     if args.ablate:
         defines.append(["HM_ABLATE", str(args.ablate)])
     if defines:
@@ -138,9 +141,12 @@ def main() -> None:
             return "ok"
 
         def span(plan) -> str:
-            slots = hg._workspace(0, timer.stream.cuda_stream, 0, 0)[1][SPAN_INDEX:SPAN_INDEX + 4].view(torch.int64)
-            ev, sp = replay_span(timer, run(plan), slots)
-            return f"  span: replay {ev:.2f} us, kernel {sp:.2f} us, outside {ev - sp:.2f} us"
+            assert plan.counters <= SPAN_INDEX, "the tile counters would overlap the span records"
+            ctas = min(plan.grid, SPAN_CTAS)
+            slots = hg._workspace(0, timer.stream.cuda_stream, 0, 0)[1][SPAN_INDEX:SPAN_INDEX + 4 + 6 * ctas]
+            ev, sp, split = replay_span(timer, run(plan), slots.view(torch.int64), ctas)
+            return (f"  span: replay {ev:.2f} us, kernel {sp:.2f} us, outside {ev - sp:.2f} us; "
+                    + " ".join(f"{k} {v:.2f}" for k, v in split.items()))
 
         roof_us = problem.bytes_moved() / bw * 1e6
         for i, plan in enumerate(plans):

@@ -3,8 +3,10 @@
 // benchmarks/experiments/read_ceiling.py times them the way bench_wna16 times the GEMMs (graph replay, L2
 // flushed, median), which gives the ceiling a weight-streaming kernel of that size can reach on this device.
 #pragma once
-// Every reader records its run span in out[2..5] (the first warp's start, the last warp's finish: arch/timer.cuh).
+// Every reader records its run span in out[2..5] (the first warp's start, the last warp's finish: arch/timer.cuh),
+// and each CTA its own start, finish and SM after them (read_ceiling.py's CTAS).
 #define HM_TIMESTAMPS 2
+#define HM_TIMESTAMP_CTAS 1100
 #include <humming/arch/timer.cuh>
 
 namespace ceiling {

@@ -48,6 +48,10 @@ VARIANTS = [
 ]
 
 
+#: CTAs that record their own span (read_ceiling.cuh's HM_TIMESTAMP_CTAS).
+CTAS = 1100
+
+
 def build(target: "Target") -> dict[str, "CompiledKernel"]:
     """The readers of read_ceiling.cuh compiled in one unit for ``target``, by entry name."""
     from humming.core.build import toolchain_for
@@ -86,7 +90,8 @@ def main() -> None:
     timer = Timer(args.reps)
     copy = copy_bandwidth(timer)
     print(f"copy bandwidth {copy / 1e12:.3f} TB/s ({sms} SMs)")
-    out = torch.zeros(8, dtype=torch.int32, device="cuda")  # [0]: the fold's sink; [2..5]: the run span
+    # [0]: the fold's sink; [2..5]: the run span; then three int64 a CTA (read_ceiling.cuh's HM_TIMESTAMP_CTAS)
+    out = torch.zeros(6 + 6 * CTAS, dtype=torch.int32, device="cuda")
     for mb in (float(x) for x in args.mb.split(",")):
         want = int(mb * 1e6)
         buf = torch.randint(-2**31, 2**31 - 1, (want // 4 + (1 << 20),), dtype=torch.int32, device="cuda")
@@ -101,11 +106,12 @@ def main() -> None:
             def fn():
                 kernel.launch(grid, threads, smem, (buf, n, out))
             us = timer(fn)
-            replay, kernel_us = replay_span(timer, fn, out[2:6].view(torch.int64))
+            ctas = min(grid, CTAS)
+            replay, kernel_us, split = replay_span(timer, fn, out[2:6 + 6 * ctas].view(torch.int64), ctas)
             nbytes = chunk * grid
             print(f"{mb:7.1f} MB  {name:36s} {per_sm:>5} CTA/SM x {threads:3d}  {nbytes / 1e6:7.1f} MB  {us:7.2f} us  "
                   f"{nbytes / us / 1e6:5.3f} TB/s  {100 * nbytes / us / 1e6 / (copy / 1e12):5.1f}% of copy  (one replay {replay:.2f}, kernel span "
-                  f"{kernel_us:.2f} us)", flush=True)
+                  f"{kernel_us:.2f} us; " + " ".join(f"{k} {v:.2f}" for k, v in split.items()) + ")", flush=True)
         del buf
 
 

@@ -17,14 +17,34 @@ HM_DEVICE u64 global_ns() {
 }
 
 #ifdef HM_TIMESTAMPS
+// HM_TIMESTAMP_CTAS=C (with HM_TIMESTAMPS): CTAs 0..C-1 also leave their own record after the two slots, three u64
+// a CTA: its first warp's start, its last warp's finish, and the SM it ran on (how the span splits: launch ramp,
+// per-CTA run time, the slowest SM).
+#ifndef HM_TIMESTAMP_CTAS
+#define HM_TIMESTAMP_CTAS 0
+#endif
 struct KernelSpan {
   unsigned long long* slot;
   HM_DEVICE explicit KernelSpan(int* counters)
       : slot(reinterpret_cast<unsigned long long*>(counters + HM_TIMESTAMPS)) {
-    if ((threadIdx.x & 31) == 0) atomicMin(slot, global_ns());
+    if ((threadIdx.x & 31) == 0) {
+      const u64 now = global_ns();
+      atomicMin(slot, now);
+      if (blockIdx.x < HM_TIMESTAMP_CTAS) {
+        unsigned long long* cta = slot + 2 + 3 * blockIdx.x;
+        atomicMin(cta, now);
+        u32 sm;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        cta[2] = sm;
+      }
+    }
   }
   HM_DEVICE ~KernelSpan() {
-    if ((threadIdx.x & 31) == 0) atomicMax(slot + 1, global_ns());
+    if ((threadIdx.x & 31) == 0) {
+      const u64 now = global_ns();
+      atomicMax(slot + 1, now);
+      if (blockIdx.x < HM_TIMESTAMP_CTAS) atomicMax(slot + 3 + 3 * blockIdx.x, now);
+    }
   }
 };
 #else
