@@ -94,8 +94,10 @@ __global__ void read_cp_async(const uint4* __restrict__ src, long long chunk16, 
 
 // The packed weights' order: gridDim.x column tiles side by side in rows of RUN bytes a tile, so that CTA c reads
 // RUN bytes of every row, rows gridDim.x * RUN bytes apart (the decode kernel's WeightLoader: 16 k16 rows of
-// two 512-byte blocks a stage); the same ring as read_cp_async, S stages of 16 rows.
-template <int S, int RUN>
+// two 512-byte blocks a stage); the same ring as read_cp_async, S stages of 16 rows. SKEW > 0: CTA c starts at
+// stage (c * SKEW) % stages and wraps around, so that the CTAs no longer read the same rows at the same time
+// (does the decode kernel's speed depend on its CTAs staying in step?).
+template <int S, int RUN, int SKEW = 0>
 __global__ void read_rows(const uint4* __restrict__ src, long long rows, unsigned* out) {
   const humming::arch::KernelSpan span(reinterpret_cast<int*>(out));
   extern __shared__ uint4 ring[];
@@ -106,9 +108,11 @@ __global__ void read_rows(const uint4* __restrict__ src, long long rows, unsigne
   const long long step = (long long)(blockDim.x / kRowChunks) * row_stride;
   const long long stages = rows / 16;
   const unsigned long long policy = evict_first_policy();
+  const long long first = SKEW > 0 ? (static_cast<long long>(blockIdx.x) * SKEW) % stages : 0;
   auto issue = [&](long long s) {
     if (s < stages) {
-      const uint4* g = p + s * 16 * row_stride;
+      const long long r = s + first < stages ? s + first : s + first - stages;
+      const uint4* g = p + r * 16 * row_stride;
       for (int u = 0; u < per; ++u) {
         unsigned dst = (unsigned)__cvta_generic_to_shared(ring + (int)(s % S) * 16 * kRowChunks + u * blockDim.x + threadIdx.x);
         asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(dst), "l"(g + u * step), "l"(policy));

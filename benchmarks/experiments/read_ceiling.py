@@ -32,6 +32,9 @@ VARIANTS = [
     # leave ~12 KB of an SM's 256 KB L1/shared array to L1)
     ("ceiling::read_rows<4, 1024>", 224.0, 128, 92 * 1024, 16384),
     ("ceiling::read_rows<4, 1024>", 224.0, 128, 108544, 16384),
+    # the CTAs out of step: each starts 7 (then 1) stages after its left neighbour, wrapping around its column
+    ("ceiling::read_rows<4, 1024, 7>", 224.0, 128, 4 * 16384, 16384),
+    ("ceiling::read_rows<4, 1024, 1>", 224.0, 128, 4 * 16384, 16384),
     ("ceiling::read_rows<4, 2048>", 112.0, 256, 4 * 32768, 32768),   # 256-column tiles, one CTA an SM on 112
     ("ceiling::read_ldg<4>", 4, 256, 0, 16 * 256 * 4),
     ("ceiling::read_ldg<8>", 4, 256, 0, 16 * 256 * 8),
