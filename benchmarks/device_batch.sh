@@ -161,6 +161,16 @@ for step in $steps; do
       timeout 60 $P --m 1 --n 28672 --k 4096
       timeout 100 python3 benchmarks/experiments/read_ceiling.py --mb 117.4,60.6
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/span.txt" ;;
+    # Stream-K decode with partial tiles that carry only the rows inside M (store.cuh quad_row): the tuner's tile,
+    # data-parallel (224 CTAs: 92 SMs run two, 40 one) against Stream-K (264 CTAs, two an SM), verified, with
+    # each kernel's span split (run time of CTAs sharing an SM against those alone)
+    sk-decode) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+      V="1,1,2,1,2,256,4,8,2,S stream-k"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 60 $P --n $n --k $k --m 1,8 --tiles "${V//S/1}"; timeout 60 $P --n $n --k $k --m 16 --tiles "${V//S/2}"; done
+      for f in "w8a16 s8 ch" mxfp4 nvfp4; do timeout 60 $P --m 1,16 --format "$f" --tiles "tuner stream-k"; done
+      timeout 60 $P --m 1 --ablate 5 --tiles "1,1,2,1,2,256,4,8,2,1 stream-k"
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-decode.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

@@ -45,11 +45,16 @@ KERNELS = {"sync": GemmDenseSpec, "wgmma": GemmDenseWgmmaSpec, "wide": GemmDense
            "widetma": GemmDenseWgmmaWideTmaSpec}
 
 
-def parse_variants(text: str) -> list[tuple[Tile, str | None, type[GemmDenseSpec]]]:
-    out = []
+def parse_variants(text: str) -> list[tuple[Tile | None, str | None, type[GemmDenseSpec] | None]]:
+    """``[kernel:]fields [schedule]`` items separated by ';'; fields ``tuner``: the tuner's own tile and kernel
+    (under the schedule given)."""
+    out: list[tuple[Tile | None, str | None, type[GemmDenseSpec] | None]] = []
     for item in filter(None, (s.strip() for s in text.split(";"))):
         kernel, _, item = item.rpartition(":")
         fields, _, sched = item.partition(" ")
+        if fields == "tuner":
+            out.append((None, sched.strip() or None, None))
+            continue
         values = [int(v) for v in fields.split(",")]
         out.append((Tile(*values), sched.strip() or None, KERNELS[kernel or "sync"]))
     return out
@@ -108,6 +113,9 @@ def main() -> None:
         plans = [tuner.plan(problem, caps, sms)]
         for tile, sched, kernel in parse_variants(args.tiles):
             try:
+                if tile is None:  # the tuner's tile and kernel under the schedule given
+                    first = plans[0]
+                    tile, kernel = first.spec.tile, type(first.spec)
                 plans.append(tuner.plan(problem, caps, sms, tile=tile, schedule=sched, kernel=kernel))
             except Exception as exc:  # noqa: BLE001 - a variant that does not apply: say so, go on
                 print(f"  skip {tile}: {exc}", flush=True)

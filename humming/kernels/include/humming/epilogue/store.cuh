@@ -148,6 +148,21 @@ HM_DEVICE void for_each_quad(mma::FragAccumulators<NB, FN>& acc, F&& f) {
     for (int h = 0; h < NB; ++h) f(acc.d[fn][h], fn * NB + h);
 }
 
+// The first output row of quad r in this lane (a quad's rows are that row and rows 8 or 1 past it, as the
+// accumulator type lays them out): quads whose first row lies past M hold nothing a tile's fixup needs.
+template <class Cfg, int FM, int FN>
+HM_DEVICE int quad_row(const mma::Accumulators<FM, FN>&, int r, int mt, int wm, int lane) {
+  return mt * Cfg::kBM + (wm * FM + r / (FN * 8)) * 16 + (lane >> 2);
+}
+template <class Cfg, int FN, int NB>
+HM_DEVICE int quad_row(const mma::SwapAccumulators<FN, NB>&, int r, int mt, int wm, int lane) {
+  return mt * Cfg::kBM + wm * Cfg::kFragM * 16 + 8 * (r % NB) + 2 * (lane & 3);
+}
+template <class Cfg, int NB, int FN>
+HM_DEVICE int quad_row(const mma::FragAccumulators<NB, FN>&, int r, int mt, int wm, int lane) {
+  return mt * Cfg::kBM + (wm >> 2) * NB * 8 + 8 * (r % NB) + 2 * (lane & 3);
+}
+
 HM_DEVICE void add4(float (&c)[4], const float4& o) {
   c[0] += o.x;
   c[1] += o.y;
@@ -195,8 +210,10 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
   const int slot = seg_begin == cta_begin ? 2 * g : 2 * g + 1;
   if (wk == 0) {
     float4* ws = reinterpret_cast<float4*>(p.ws) + static_cast<long long>(slot) * (Cfg::kBM * Cfg::kBN / 4);
+    // Only quads with a row inside M travel through the workspace: at M = 1, 4 lanes of 32 in an m16 fragment
+    // (all 32 wrote before: a decode tile's partial is 8 KB of which 512 bytes are live at M = 1).
     for_each_quad(acc, [&](float (&c)[4], int r) {
-      ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
+      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
     });
   }
   __threadfence();
@@ -215,7 +232,9 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
     for (int gg = g_lo; gg <= g_hi; ++gg) {
       const float4* ws =
           reinterpret_cast<const float4*>(p.ws) + static_cast<long long>(sk.slot(gg, tile)) * (Cfg::kBM * Cfg::kBN / 4);
-      for_each_quad(acc, [&](float (&c)[4], int r) { add4(c, arch::ldcg_f4(ws + (wmn * R + r) * 32 + lane)); });
+      for_each_quad(acc, [&](float (&c)[4], int r) {
+        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) add4(c, arch::ldcg_f4(ws + (wmn * R + r) * 32 + lane));
+      });
     }
     store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
   }
