@@ -171,6 +171,11 @@ for step in $steps; do
       for f in "w8a16 s8 ch" mxfp4 nvfp4; do timeout 60 $P --m 1,16 --format "$f" --tiles "tuner stream-k"; done
       timeout 60 $P --m 1 --ablate 5 --tiles "1,1,2,1,2,256,4,8,2,1 stream-k"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-decode.txt" ;;
+    # M = 64 without partial tiles: the tuner's 512 x 64 Stream-K tile moves ~24 MB of 128 KB partials each way
+    # (56 tiles shared by 132 CTAs); 64 x 128 mma.sync tiles data-parallel on 224 CTAs move none
+    m64-dp) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+      timeout 90 $P --m 64 --tiles "wgmma:1,4,8,1,1,64,8,8,1,0,0,1 split-k; 1,4,2,1,2,128,3,8,2,0 data-parallel; 1,4,2,1,1,128,4,8,2,0 data-parallel"
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-dp.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done
