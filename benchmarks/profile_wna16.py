@@ -116,7 +116,9 @@ def main() -> None:
                 if tile is None:  # the tuner's tile and kernel under the schedule given
                     first = plans[0]
                     tile, kernel = first.spec.tile, type(first.spec)
-                plans.append(tuner.plan(problem, caps, sms, tile=tile, schedule=sched, kernel=kernel))
+                sched, _, parts = (sched or "").partition(":")  # split-k:N, N parts of K
+                plans.append(tuner.plan(problem, caps, sms, tile=tile, schedule=sched or None, kernel=kernel,
+                                        splits=int(parts) if parts else None))
             except Exception as exc:  # noqa: BLE001 - a variant that does not apply: say so, go on
                 print(f"  skip {tile}: {exc}", flush=True)
         compile_many([p.spec for p in plans])

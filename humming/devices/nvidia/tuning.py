@@ -180,8 +180,9 @@ class DenseTuner:
 
     def plan(self, problem: GemmProblem, caps: DeviceCapabilities, sm_count: int, *,
              tile: Tile | None = None, schedule: str | None = None,
-             kernel: type[GemmDenseSpec] = GemmDenseSpec) -> KernelPlan:
-        """Choose the kernel and grid; ``tile``/``schedule``/``kernel`` override the choice (benchmarks, tests)."""
+             kernel: type[GemmDenseSpec] = GemmDenseSpec, splits: int | None = None) -> KernelPlan:
+        """Choose the kernel and grid; ``tile``/``schedule``/``kernel`` override the choice, and ``splits`` the K
+        split of ``schedule="split-k"``, which may then launch more CTAs than run at once (benchmarks, tests)."""
         if problem.kind != "dense":
             raise UnsupportedError(f"{problem.describe()}: the dense tuner plans dense GEMMs only",
                                    missing=["an MoE kernel"])
@@ -221,7 +222,12 @@ class DenseTuner:
         k_iters = k_pad // t.bk
         tiles = m_tiles * n_tiles
         resident = max(sm_count, 1) * spec.min_blocks
-        splits = split_count(tiles, k_iters, resident)
+        if splits is not None:
+            if schedule != "split-k" or splits < 2 or k_iters % splits:
+                raise InvalidInputError(f"splits={splits}: a split-k schedule of 2 or more parts dividing the "
+                                        f"{k_iters} k-steps of a tile")
+        else:
+            splits = split_count(tiles, k_iters, resident)
         if schedule is None and preferred is not None and tiles <= resident:
             schedule = preferred
             reasons.append(f"{tiles} tiles on {resident} resident CTAs: {preferred}, measured best for this tile")
