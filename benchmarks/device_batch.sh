@@ -180,9 +180,9 @@ for step in $steps; do
     # (448 / 896 / 1792), numbered part-major (stream_k.cuh self()), so that an SM whose CTA finishes takes the
     # next and no SM runs two whole tiles while another runs one (data-parallel: 92 SMs two, 40 one)
     split-waves) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
-      V="1,1,2,1,2,256,4,8,2,S split-k:2; 1,1,2,1,2,256,4,8,2,S split-k:4; 1,1,2,1,2,256,4,8,2,S split-k:8; 1,1,2,1,2,128,4,8,3,S split-k:4"
-      timeout 90 $P --m 1 --tiles "${V//S/1}"; timeout 90 $P --m 16 --tiles "${V//S/2}"
-      timeout 90 $P --m 1 --n 28672 --k 4096 --tiles "${V//S/1}"
+      V="1,1,2,1,2,256,4,8,2,@ split-k:2; 1,1,2,1,2,256,4,8,2,@ split-k:4; 1,1,2,1,2,256,4,8,2,@ split-k:8; 1,1,2,1,2,128,4,8,3,@ split-k:4"
+      timeout 90 $P --m 1 --tiles "${V//@/1}"; timeout 90 $P --m 16 --tiles "${V//@/2}"
+      timeout 90 $P --m 1 --n 28672 --k 4096 --tiles "${V//@/1}"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/split-waves.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
