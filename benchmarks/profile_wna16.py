@@ -50,7 +50,8 @@ def parse_variants(text: str) -> list[tuple[Tile | None, str | None, type[GemmDe
     (under the schedule given)."""
     out: list[tuple[Tile | None, str | None, type[GemmDenseSpec] | None]] = []
     for item in filter(None, (s.strip() for s in text.split(";"))):
-        kernel, _, item = item.rpartition(":")
+        kernel, _, rest = item.partition(":")
+        kernel, item = (kernel, rest) if kernel in KERNELS else ("", item)  # split-k:N has a colon too
         fields, _, sched = item.partition(" ")
         if fields == "tuner":
             out.append((None, sched.strip() or None, None))
