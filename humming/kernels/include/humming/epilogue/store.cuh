@@ -206,7 +206,7 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
   }
 
   __shared__ int s_last;
-  const int g = sk.self();
+  const int g = blockIdx.x;
   const int slot = seg_begin == cta_begin ? 2 * g : 2 * g + 1;
   if (wk == 0) {
     float4* ws = reinterpret_cast<float4*>(p.ws) + static_cast<long long>(slot) * (Cfg::kBM * Cfg::kBN / 4);

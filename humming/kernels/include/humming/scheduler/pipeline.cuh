@@ -35,9 +35,8 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   const int tid = threadIdx.x;
   const int k_iters = p.k_pad / Kernel::BK;
   const scheduler::StreamK sk = scheduler::stream_k_of(p, k_iters);
-  const int self = sk.self();
-  const long long begin = sk.begin(self);
-  const long long end = sk.end(self);
+  const long long begin = sk.begin(blockIdx.x);
+  const long long end = sk.end(blockIdx.x);
   if (begin >= end) return;
 
   const u32 full = arch::smem_u32(smem + S * Kernel::Stage::kBytes + Cfg::kRedBytes);
@@ -127,9 +126,8 @@ HM_DEVICE void pipeline_all_threads(const Args& p, char* smem) {
 
   const int k_iters = p.k_pad / Kernel::BK;
   const scheduler::StreamK sk = scheduler::stream_k_of(p, k_iters);
-  const int self = sk.self();
-  const long long begin = sk.begin(self);
-  const long long end = sk.end(self);
+  const long long begin = sk.begin(blockIdx.x);
+  const long long end = sk.end(blockIdx.x);
   if (begin >= end) return;
 
   const u64 pol_w = arch::policy_evict_first();

@@ -17,17 +17,6 @@ struct StreamK {
   long long total;  // tiles * k_iters
   int ctas;         // G
   int k_iters;      // iterations per tile
-  int tiles;
-
-  // This CTA's g. An even split of every tile's K over more CTAs than run at once (split-K, G = tiles x splits)
-  // numbers the CTAs part-major, so that the CTAs launched first (blockIdx order) run the first K part of every
-  // tile and the later waves the later parts: the CTAs streaming at any time stay near one K position.
-  HM_DEVICE int self() const {
-    const int splits = ctas / tiles;
-    if (splits > 1 && splits * tiles == ctas && k_iters % splits == 0)
-      return static_cast<int>(blockIdx.x % tiles) * splits + static_cast<int>(blockIdx.x / tiles);
-    return static_cast<int>(blockIdx.x);
-  }
 
   HM_DEVICE long long begin(int g) const { return static_cast<long long>(g) * total / ctas; }
   HM_DEVICE long long end(int g) const { return static_cast<long long>(g + 1) * total / ctas; }
@@ -46,8 +35,7 @@ struct StreamK {
 // The split of a launch's tiles x k_iters iterations over its CTAs (gridDim.x).
 template <class Args>
 HM_DEVICE StreamK stream_k_of(const Args& p, int k_iters) {
-  return StreamK{static_cast<long long>(p.m_tiles) * p.n_tiles * k_iters, static_cast<int>(gridDim.x), k_iters,
-                 p.m_tiles * p.n_tiles};
+  return StreamK{static_cast<long long>(p.m_tiles) * p.n_tiles * k_iters, static_cast<int>(gridDim.x), k_iters};
 }
 
 // Tile t -> (m tile, n tile): groups of `group_m` m-tiles walk N together, so that the CTAs running at once
