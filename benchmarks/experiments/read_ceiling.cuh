@@ -123,6 +123,43 @@ __global__ void read_rows(const uint4* __restrict__ src, long long rows, unsigne
   publish(run_ring<S>(ring, 16 * kRowChunks, stages, issue), out);
 }
 
+// The same rows of TILES 1 KB-wide columns (the decode kernel's 224 tiles of 128 columns) under a Stream-K
+// schedule: gridDim.x CTAs (two an SM) share the tiles x stages iterations in equal contiguous ranges, as the
+// decode kernel's Stream-K grid does. Q > 1 orders the iterations part-major (K split in Q parts: every tile's
+// first part, then every tile's second ...), so that the CTAs streaming at once stay within one part of K;
+// FENCE adds a __threadfence() where a CTA's range moves to another tile's segment, as its partial-tile
+// epilogue does. Why does the decode kernel's Stream-K build read 13% slower than data-parallel (RESULTS.md
+// 2026-12-03 15:25)?
+template <int S, int RUN, int Q, bool FENCE>
+__global__ void read_sk(const uint4* __restrict__ src, long long rows, int tiles, unsigned* out) {
+  const humming::arch::KernelSpan span(reinterpret_cast<int*>(out));
+  extern __shared__ uint4 ring[];
+  constexpr int kRowChunks = RUN / 16;
+  const int per = 16 * kRowChunks / blockDim.x;
+  const long long row_stride = static_cast<long long>(tiles) * kRowChunks;  // in uint4
+  const long long k_iters = rows / 16, kq = k_iters / Q;
+  const long long total = static_cast<long long>(tiles) * k_iters;
+  const long long begin = blockIdx.x * total / gridDim.x, end = (blockIdx.x + 1) * total / gridDim.x;
+  const uint4* p = src + (threadIdx.x / kRowChunks) * row_stride + threadIdx.x % kRowChunks;
+  const long long step = static_cast<long long>(blockDim.x / kRowChunks) * row_stride;
+  const unsigned long long policy = evict_first_policy();
+  auto issue = [&](long long s) {
+    const long long it = begin + s;
+    if (it < end) {
+      const long long part = it / (tiles * kq), rem = it - part * tiles * kq;
+      const long long tile = rem / kq, stage = part * kq + rem % kq;
+      if (FENCE && s > 0 && rem % kq == 0) __threadfence();
+      const uint4* g = p + tile * kRowChunks + stage * 16 * row_stride;
+      for (int u = 0; u < per; ++u) {
+        unsigned dst = (unsigned)__cvta_generic_to_shared(ring + (int)(s % S) * 16 * kRowChunks + u * blockDim.x + threadIdx.x);
+        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(dst), "l"(g + u * step), "l"(policy));
+      }
+    }
+    asm volatile("cp.async.commit_group;");
+  };
+  publish(run_ring<S>(ring, 16 * kRowChunks, end - begin, issue), out);
+}
+
 // One thread copies each stage in bulk (cp.async.bulk, completing on the stage's mbarrier); the CTA waits on it,
 // reads, syncs, and the thread refills the slot: the TMA-style pipeline with BYTES a stage.
 template <int S, int BYTES>

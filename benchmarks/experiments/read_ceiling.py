@@ -35,6 +35,11 @@ VARIANTS = [
     # the CTAs out of step: each starts 7 (then 1) stages after its left neighbour, wrapping around its column
     ("ceiling::read_rows<4, 1024, 7>", 224.0, 128, 4 * 16384, 16384),
     ("ceiling::read_rows<4, 1024, 1>", 224.0, 128, 4 * 16384, 16384),
+    # the same 224 columns under Stream-K's 264 equal ranges (two CTAs an SM): plain, with a fence at each
+    # segment change, and ordered by quarters of K
+    ("ceiling::read_sk<4, 1024, 1, false>", 2, 128, 4 * 16384, 16384),
+    ("ceiling::read_sk<4, 1024, 1, true>", 2, 128, 4 * 16384, 16384),
+    ("ceiling::read_sk<4, 1024, 4, false>", 2, 128, 4 * 16384, 16384),
     ("ceiling::read_rows<4, 2048>", 112.0, 256, 4 * 32768, 32768),   # 256-column tiles, one CTA an SM on 112
     ("ceiling::read_ldg<4>", 4, 256, 0, 16 * 256 * 4),
     ("ceiling::read_ldg<8>", 4, 256, 0, 16 * 256 * 8),
@@ -53,6 +58,8 @@ VARIANTS = [
 
 #: CTAs that record their own span (read_ceiling.cuh's HM_TIMESTAMP_CTAS).
 CTAS = 1100
+#: read_sk's columns: the decode kernel's 224 tiles of 128 columns (N = 28672).
+SK_TILES = 224
 
 
 def build(target: "Target") -> dict[str, "CompiledKernel"]:
@@ -104,14 +111,20 @@ def main() -> None:
             kernel = kernels[name]
             if chunk * grid > buf.numel() * 4:
                 continue
-            # read_rows takes rows of the whole grid's width (16 a stage); the others a CTA's chunk in uint4
-            n = chunk // (unit // 16) if "read_rows" in name else chunk // 16
+            # read_rows takes rows of the whole grid's width (16 a stage); read_sk rows of SK_TILES columns (a
+            # multiple of 64 rows: four parts of whole stages); the others a CTA's chunk in uint4
+            args: tuple = (buf, chunk // (unit // 16) if "read_rows" in name else chunk // 16, out)
+            if "read_sk" in name:
+                rows = max(64, round(want / (SK_TILES * 1024) / 64) * 64)
+                if rows * SK_TILES * 1024 > buf.numel() * 4:
+                    continue
+                args, chunk = (buf, rows, SK_TILES, out), rows * SK_TILES * 1024 // grid
             def fn():
-                kernel.launch(grid, threads, smem, (buf, n, out))
+                kernel.launch(grid, threads, smem, args)
             us = timer(fn)
             ctas = min(grid, CTAS)
             replay, kernel_us, split = replay_span(timer, fn, out[2:6 + 6 * ctas].view(torch.int64), ctas)
-            nbytes = chunk * grid
+            nbytes = rows * SK_TILES * 1024 if "read_sk" in name else chunk * grid
             print(f"{mb:7.1f} MB  {name:36s} {per_sm:>5} CTA/SM x {threads:3d}  {nbytes / 1e6:7.1f} MB  {us:7.2f} us  "
                   f"{nbytes / us / 1e6:5.3f} TB/s  {100 * nbytes / us / 1e6 / (copy / 1e12):5.1f}% of copy  (one replay {replay:.2f}, kernel span "
                   f"{kernel_us:.2f} us; " + " ".join(f"{k} {v:.2f}" for k, v in split.items()) + ")", flush=True)
