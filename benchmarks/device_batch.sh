@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span
+# Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves zero-acc
 # conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
@@ -184,6 +184,15 @@ for step in $steps; do
       timeout 90 $P --m 1 --tiles "${V//@/1}"; timeout 90 $P --m 16 --tiles "${V//@/2}"
       timeout 90 $P --m 1 --n 28672 --k 4096 --tiles "${V//@/1}"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/split-waves.txt" ;;
+    # integer codes' zero offsets on the f32 partial sums (HM_ZERO_IN_ACC, gemm_dense.cuh kZeroInAcc: no FMA2 a
+    # pair, one ones x activations MMA a k16 step): the tuner's decode tile with and without it, in one process,
+    # both verified, s4 and AWQ (bf16) on the issue's three large shapes at M = 1 and 16
+    zero-acc) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+      V="tuner +HM_ZERO_IN_ACC=1; tuner; tuner +HM_ZERO_IN_ACC=1"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 90 $P --n $n --k $k --m 1,16 --tiles "$V"; done
+      timeout 90 $P --m 1,16 --format "w4a16 u4 zp g128" --tiles "$V"
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/zero-acc.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

@@ -45,19 +45,28 @@ KERNELS = {"sync": GemmDenseSpec, "wgmma": GemmDenseWgmmaSpec, "wide": GemmDense
            "widetma": GemmDenseWgmmaWideTmaSpec}
 
 
-def parse_variants(text: str) -> list[tuple[Tile | None, str | None, type[GemmDenseSpec] | None]]:
-    """``[kernel:]fields [schedule]`` items separated by ';'; fields ``tuner``: the tuner's own tile and kernel
-    (under the schedule given)."""
-    out: list[tuple[Tile | None, str | None, type[GemmDenseSpec] | None]] = []
+def with_defines(cls: type[GemmDenseSpec], defines: str) -> type[GemmDenseSpec]:
+    """A subclass of ``cls`` whose source starts with ``#define NAME V`` for each ``NAME=V`` of ``defines`` (one
+    variant built with a template's experiment switch beside the plain kernels of the same process)."""
+    prefix = "".join(f"#define {n} {v}\n" for n, v in (d.split("=", 1) for d in defines.split(",")))
+    plain = cls.render
+    return type(f"{cls.__name__}Defines", (cls,), {"render": lambda self: prefix + plain(self), "defines": defines})
+
+
+def parse_variants(text: str) -> list[tuple[Tile | None, str | None, type[GemmDenseSpec] | None, str]]:
+    """``[kernel:]fields [schedule] [+NAME=V,...]`` items separated by ';'; fields ``tuner``: the tuner's own tile
+    and kernel (under the schedule given); ``+NAME=V``: that variant built with those macros (with_defines)."""
+    out: list[tuple[Tile | None, str | None, type[GemmDenseSpec] | None, str]] = []
     for item in filter(None, (s.strip() for s in text.split(";"))):
+        item, _, defines = item.partition(" +")
         kernel, _, rest = item.partition(":")
         kernel, item = (kernel, rest) if kernel in KERNELS else ("", item)  # split-k:N has a colon too
         fields, _, sched = item.partition(" ")
         if fields == "tuner":
-            out.append((None, sched.strip() or None, None))
+            out.append((None, sched.strip() or None, None, defines.strip()))
             continue
         values = [int(v) for v in fields.split(",")]
-        out.append((Tile(*values), sched.strip() or None, KERNELS[kernel or "sync"]))
+        out.append((Tile(*values), sched.strip() or None, KERNELS[kernel or "sync"], defines.strip()))
     return out
 
 
@@ -112,17 +121,20 @@ def main() -> None:
         out = torch.empty(m, args.n, device="cuda", dtype=tdt)
         problem = GemmProblem(m, args.n, args.k, fmt, act, act)
         plans = [tuner.plan(problem, caps, sms)]
-        for tile, sched, kernel in parse_variants(args.tiles):
+        for tile, sched, kernel, defs in parse_variants(args.tiles):
             try:
                 if tile is None:  # the tuner's tile and kernel under the schedule given
                     first = plans[0]
                     tile, kernel = first.spec.tile, type(first.spec)
+                if defs:
+                    kernel = with_defines(kernel, defs)
                 sched, _, parts = (sched or "").partition(":")  # split-k:N, N parts of K
                 plans.append(tuner.plan(problem, caps, sms, tile=tile, schedule=sched or None, kernel=kernel,
                                         splits=int(parts) if parts else None))
             except Exception as exc:  # noqa: BLE001 - a variant that does not apply: say so, go on
                 print(f"  skip {tile}: {exc}", flush=True)
-        compile_many([p.spec for p in plans])
+        # a variant's class made here cannot be pickled for compiler processes: threads then
+        compile_many([p.spec for p in plans], processes=False if args.tiles.count(" +") else None)
 
         def run(plan):
             return lambda: hg.launch(out, x, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, None, fmt,
@@ -169,7 +181,9 @@ def main() -> None:
             t = plan.spec.tile
             fields = ",".join(str(v) for v in (t.warp_m, t.frag_m, t.warp_n, t.frag_n, t.warp_k, t.bk, t.stages,
                                                t.group_m, t.min_blocks, t.swap_n8, t.bulk_w, t.producer))
-            kind = next(k for k, v in KERNELS.items() if type(plan.spec) is v)
+            base = type(plan.spec) if type(plan.spec) in KERNELS.values() else type(plan.spec).__mro__[1]
+            kind = next(k for k, v in KERNELS.items() if base is v) + (f" +{plan.spec.defines}"
+                                                                        if hasattr(plan.spec, "defines") else "")
             print(f"{args.format:<16} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
                   f"{kind:<5} {args.define:<22} "
                   f"{fields:<22} {plan.schedule:<13} grid {plan.grid:<5} {us:8.2f} us "

@@ -36,6 +36,10 @@
 #ifndef HM_ABLATE
 #define HM_ABLATE 0
 #endif
+// Experiment (default off; NOTES-wna16 run 11): integer codes' zero offsets on the f32 partial sums (kZeroInAcc).
+#ifndef HM_ZERO_IN_ACC
+#define HM_ZERO_IN_ACC 0
+#endif
 
 namespace humming {
 
@@ -210,6 +214,14 @@ struct GemmDense {
   static constexpr bool kFixInDequant =
       Cfg::kWKind == kWeightFloat && (!is_f16() || (Cfg::kSMode == kScaleGroup && !kAccScale));
   static constexpr bool kE2m1 = Cfg::kWKind == kWeightFloat && Cfg::kWBits == 4 && Cfg::kWE == 2 && Cfg::kWM == 1;
+  // Integer codes into bf16 with group scales on partial sums: the MMAs take the magic-number reads 128 + c as
+  // they are (exact in bf16 for c < 128) and each group's partial sum takes -(128 + z) x (the sum of its
+  // activations) before its scale, one extra MMA a k16 step (ones x activations) instead of one FMA2 a pair.
+  // The zero points must hold for a whole partial sum (constant, one row, or rows of the scales' group).
+  static constexpr bool kZeroInAcc = HM_ZERO_IN_ACC && kAccScale && Cfg::kWKind == kWeightInt &&
+                                     Cfg::kWBits <= 7 && !is_f16() &&
+                                     (Cfg::kZMode == kZeroConst || Cfg::kZGS == 0 || Cfg::kZGS == Cfg::kGS);
+  using ActSums = float[NB][4];  // kZeroInAcc: a group's activation sums, rows 8h + 2t + (e % 2)
 
   static HM_DEVICE float epilogue_fix() {
     if constexpr (Cfg::kWKind == kWeightFloat && !kFixInDequant)
@@ -217,7 +229,8 @@ struct GemmDense {
     return 1.0f;
   }
 
-  static HM_DEVICE void apply_group_scales(MainAcc& acc, const SwapAcc& part, const u32 (&scale)[FN][8]) {
+  static HM_DEVICE void apply_group_scales(MainAcc& acc, const SwapAcc& part, const u32 (&scale)[FN][8],
+                                          const Zero& zero, const ActSums& asum) {
     if constexpr (kAccScale) {
 #pragma unroll
       for (int fn = 0; fn < FN; ++fn)
@@ -226,8 +239,13 @@ struct GemmDense {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {  // d[f][.][e] is column 16f + g + 8(e/2): the pair j = 2f + e/2
             const float sc = dequant::scale_f32<Cfg::kSDT>(Act{}, scale[fn][2 * f + e / 2]);
+            // -(128 + z) of that column, from the bf16 pair the magic-number dequantisation would add
+            const float zc = kZeroInAcc ? __uint_as_float(zero.lo[fn][2 * f + e / 2] << 16) : 0.0f;
 #pragma unroll
-            for (int h = 0; h < NB; ++h) acc.d[fn][f][h][e] = fmaf(sc, part.d[fn][f][h][e], acc.d[fn][f][h][e]);
+            for (int h = 0; h < NB; ++h) {
+              const float p = kZeroInAcc ? fmaf(zc, asum[h][e], part.d[fn][f][h][e]) : part.d[fn][f][h][e];
+              acc.d[fn][f][h][e] = fmaf(sc, p, acc.d[fn][f][h][e]);
+            }
           }
     }
   }
@@ -262,14 +280,19 @@ struct GemmDense {
     const u32 sA = arch::smem_u32(base + Stage::kA);
     u32 scale[FN][8];
     SwapAcc part;  // kAccScale: this group's unscaled sums
+    ActSums asum;  // kZeroInAcc: this group's activation sums
 #pragma unroll
     for (int i = 0; i < Cfg::kKStepsPerWarp; ++i) {
       const int ks = wk * Cfg::kKStepsPerWarp + i;
       if constexpr (Stage::kSRows > 0) {
         if (i == 0 || (ks * 16) % Cfg::kGS == 0) {
           if constexpr (kAccScale) {
-            if (i > 0) apply_group_scales(acc, part, scale);
+            if (i > 0) apply_group_scales(acc, part, scale, zero, asum);
             part.zero();
+#pragma unroll
+            for (int h = 0; h < NB; ++h)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) asum[h][e] = 0.0f;
           }
           load_scales(base, ks, wn, g, scale);
         }
@@ -281,6 +304,11 @@ struct GemmDense {
       u32 a[FM][4];
       u32 x[2][2];  // swapped form: the n8 operands (rows 0-7, 8-15)
       if constexpr (Cfg::kSwapAB) mma::load_n8_operands<BK>(x, sA, ks, lane);
+      if constexpr (kZeroInAcc) {
+        constexpr u32 kOnes[4] = {0x3F803F80u, 0x3F803F80u, 0x3F803F80u, 0x3F803F80u};  // bf16 1.0 pairs
+#pragma unroll
+        for (int h = 0; h < NB; ++h) arch::mma_m16n8k16(Act{}, asum[h], kOnes, x[h]);
+      }
 #pragma unroll
       for (int fm = 0; fm < (Cfg::kSwapAB ? 0 : FM); ++fm) mma::load_a<BK>(a[fm], sA, (wm * FM + fm) * 16, ks, lane);
 #pragma unroll
@@ -310,7 +338,7 @@ struct GemmDense {
 #endif
       }
     }
-    if constexpr (kAccScale) apply_group_scales(acc, part, scale);
+    if constexpr (kAccScale) apply_group_scales(acc, part, scale, zero, asum);
   }
 
   // Pair P of the sixteen operand pairs (eight B fragments) of one block, then the rest up to END
@@ -326,7 +354,10 @@ struct GemmDense {
 #if HM_ABLATE == 2 || HM_ABLATE == 3
       v = w[(j + P % 2) % B];
 #else
-      if constexpr (Cfg::kWKind == kWeightInt) {
+      if constexpr (kZeroInAcc) {  // 128 + c as it is: the partial sum takes the zero offset
+        if constexpr (B == 4) v = ((w[P / 4] >> (4 * (P % 4))) & masks.nib_lo) | masks.magic;
+        else v = dequant::code_pair<B, P>(w) | masks.magic;
+      } else if constexpr (Cfg::kWKind == kWeightInt) {
         if constexpr (B == 4 && is_f16()) {
           v = dequant::int4_f16_pair<P>(w, masks, z.lo[fn][j], z.hi[fn][j]);
         } else if constexpr (B == 4) {
