@@ -186,12 +186,14 @@ for step in $steps; do
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/split-waves.txt" ;;
     # integer codes' zero offsets on the f32 partial sums (HM_ZERO_IN_ACC, gemm_dense.cuh kZeroInAcc: no FMA2 a
     # pair, one ones x activations MMA a k16 step): the tuner's decode tile with and without it, in one process,
-    # both verified, s4 and AWQ (bf16) on the issue's three large shapes at M = 1 and 16
+    # both verified, s4 on the issue's three large shapes at M = 1 and 16 (bf16), AWQ (bf16, f16) and s4 f16
     zero-acc) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
       V="tuner +HM_ZERO_IN_ACC=1; tuner; tuner +HM_ZERO_IN_ACC=1"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
         timeout 90 $P --n $n --k $k --m 1,16 --tiles "$V"; done
       timeout 90 $P --m 1,16 --format "w4a16 u4 zp g128" --tiles "$V"
+      timeout 90 $P --m 1,16 --format "w4a16 u4 zp g128" --act f16 --tiles "$V"
+      timeout 90 $P --m 1,16 --act f16 --tiles "$V"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/zero-acc.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac

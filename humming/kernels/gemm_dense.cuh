@@ -214,12 +214,12 @@ struct GemmDense {
   static constexpr bool kFixInDequant =
       Cfg::kWKind == kWeightFloat && (!is_f16() || (Cfg::kSMode == kScaleGroup && !kAccScale));
   static constexpr bool kE2m1 = Cfg::kWKind == kWeightFloat && Cfg::kWBits == 4 && Cfg::kWE == 2 && Cfg::kWM == 1;
-  // Integer codes into bf16 with group scales on partial sums: the MMAs take the magic-number reads 128 + c as
-  // they are (exact in bf16 for c < 128) and each group's partial sum takes -(128 + z) x (the sum of its
-  // activations) before its scale, one extra MMA a k16 step (ones x activations) instead of one FMA2 a pair.
-  // The zero points must hold for a whole partial sum (constant, one row, or rows of the scales' group).
+  // Integer codes with group scales on partial sums: the MMAs take the magic-number reads M + c as they are
+  // (M = 128 for bf16, exact for c < 128; 1024 for f16, c < 1024) and each group's partial sum takes -(M + z) x
+  // (the sum of its activations) before its scale, one extra MMA a k16 step (ones x activations) instead of one
+  // FMA2 a pair. The zero points must hold for a whole partial sum (constant, one row, or the scales' groups).
   static constexpr bool kZeroInAcc = HM_ZERO_IN_ACC && kAccScale && Cfg::kWKind == kWeightInt &&
-                                     Cfg::kWBits <= 7 && !is_f16() &&
+                                     Cfg::kWBits <= (is_f16() ? 8 : 7) &&
                                      (Cfg::kZMode == kZeroConst || Cfg::kZGS == 0 || Cfg::kZGS == Cfg::kGS);
   using ActSums = float[NB][4];  // kZeroInAcc: a group's activation sums, rows 8h + 2t + (e % 2)
 
@@ -239,8 +239,8 @@ struct GemmDense {
 #pragma unroll
           for (int e = 0; e < 4; ++e) {  // d[f][.][e] is column 16f + g + 8(e/2): the pair j = 2f + e/2
             const float sc = dequant::scale_f32<Cfg::kSDT>(Act{}, scale[fn][2 * f + e / 2]);
-            // -(128 + z) of that column, from the bf16 pair the magic-number dequantisation would add
-            const float zc = kZeroInAcc ? __uint_as_float(zero.lo[fn][2 * f + e / 2] << 16) : 0.0f;
+            // -(M + z) of that column: the pair the magic-number dequantisation would add
+            const float zc = kZeroInAcc ? arch::to_f32(Act{}, zero.lo[fn][2 * f + e / 2]) : 0.0f;
 #pragma unroll
             for (int h = 0; h < NB; ++h) {
               const float p = kZeroInAcc ? fmaf(zc, asum[h][e], part.d[fn][f][h][e]) : part.d[fn][f][h][e];
@@ -305,9 +305,9 @@ struct GemmDense {
       u32 x[2][2];  // swapped form: the n8 operands (rows 0-7, 8-15)
       if constexpr (Cfg::kSwapAB) mma::load_n8_operands<BK>(x, sA, ks, lane);
       if constexpr (kZeroInAcc) {
-        constexpr u32 kOnes[4] = {0x3F803F80u, 0x3F803F80u, 0x3F803F80u, 0x3F803F80u};  // bf16 1.0 pairs
+        const u32 ones[4] = {arch::one2(Act{}), arch::one2(Act{}), arch::one2(Act{}), arch::one2(Act{})};
 #pragma unroll
-        for (int h = 0; h < NB; ++h) arch::mma_m16n8k16(Act{}, asum[h], kOnes, x[h]);
+        for (int h = 0; h < NB; ++h) arch::mma_m16n8k16(Act{}, asum[h], ones, x[h]);
       }
 #pragma unroll
       for (int fm = 0; fm < (Cfg::kSwapAB ? 0 : FM); ++fm) mma::load_a<BK>(a[fm], sA, (wm * FM + fm) * 16, ks, lane);
@@ -354,7 +354,7 @@ struct GemmDense {
 #if HM_ABLATE == 2 || HM_ABLATE == 3
       v = w[(j + P % 2) % B];
 #else
-      if constexpr (kZeroInAcc) {  // 128 + c as it is: the partial sum takes the zero offset
+      if constexpr (kZeroInAcc) {  // M + c as it is: the partial sum takes the zero offset
         if constexpr (B == 4) v = ((w[P / 4] >> (4 * (P % 4))) & masks.nib_lo) | masks.magic;
         else v = dequant::code_pair<B, P>(w) | masks.magic;
       } else if constexpr (Cfg::kWKind == kWeightInt) {
