@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves zero-acc
+# Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves zero-acc m64-tail
 # conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
@@ -195,6 +195,11 @@ for step in $steps; do
       timeout 90 $P --m 1,16 --format "w4a16 u4 zp g128" --act f16 --tiles "$V"
       timeout 90 $P --m 1,16 --act f16 --tiles "$V"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/zero-acc.txt" ;;
+    # M = 64's 16-us tail (RESULTS.md 2026-12-03 15:25): the slowest CTAs of the 512 x 64 Stream-K tile, full and
+    # loads-only (a3), with the tiles and k-steps each ran
+    m64-tail) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --slowest 8"
+      timeout 60 $P --m 64; timeout 60 $P --m 64 --ablate 3
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-tail.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

@@ -45,6 +45,22 @@ KERNELS = {"sync": GemmDenseSpec, "wgmma": GemmDenseWgmmaSpec, "wide": GemmDense
            "widetma": GemmDenseWgmmaWideTmaSpec}
 
 
+def slowest_ctas(rec: torch.Tensor, ctas: int, grid: int, tiles: int, k_iters: int, count: int) -> str:
+    """The ``count`` slowest of a replay's first ``ctas`` CTAs (HM_TIMESTAMP_CTAS records, arch/timer.cuh): each
+    CTA's start after the first, its run time, its SM, and the iterations it ran as the kernel's Stream-K split
+    gives them (scheduler/stream_k.cuh: CTA g of G runs [g T / G, (g + 1) T / G) of T = tiles x k-steps)."""
+    t0 = int(rec[0])
+    per = rec[2:2 + 3 * ctas].view(ctas, 3)
+    run = (per[:, 1] - per[:, 0]).double() / 1000.0
+    total = tiles * k_iters
+    lines = []
+    for g in run.argsort(descending=True)[:count].tolist():
+        b, e = g * total // grid, (g + 1) * total // grid
+        lines.append(f"    CTA {g:4d} SM {int(per[g, 2]):3d} start {(int(per[g, 0]) - t0) / 1000:6.2f} run "
+                     f"{float(run[g]):6.2f} us  tiles {b // k_iters}..{(e - 1) // k_iters} (k-steps {b}..{e - 1})")
+    return "\n".join(lines)
+
+
 def with_defines(cls: type[GemmDenseSpec], defines: str) -> type[GemmDenseSpec]:
     """A subclass of ``cls`` whose source starts with ``#define NAME V`` for each ``NAME=V`` of ``defines`` (one
     variant built with a template's experiment switch beside the plain kernels of the same process)."""
@@ -86,6 +102,8 @@ def main() -> None:
                     "reference (fresh inputs, poisoned output, the tolerance table)")
     ap.add_argument("--define", default="", help="NAME=VALUE[,NAME=VALUE]: macros every variant is built with "
                     "(the templates' experiment switches, e.g. HM_ABLATE=3)")
+    ap.add_argument("--slowest", type=int, default=0, help="with --span: list the last replay's N slowest CTAs "
+                    "(start, run, SM and the (tile, k-step) range each ran)")
     ap.add_argument("--span", action="store_true", help="also time each variant's own run on the device clock "
                     "(arch/timer.cuh, HM_TIMESTAMPS) and print how much of the replay's time lies outside it")
     args = ap.parse_args()
@@ -168,8 +186,13 @@ def main() -> None:
             ctas = min(plan.grid, SPAN_CTAS)
             slots = hg._workspace(0, timer.stream.cuda_stream, 0, 0)[1][SPAN_INDEX:SPAN_INDEX + 4 + 6 * ctas]
             ev, sp, split = replay_span(timer, run(plan), slots.view(torch.int64), ctas)
-            return (f"  span: replay {ev:.2f} us, kernel {sp:.2f} us, outside {ev - sp:.2f} us; "
+            text = (f"  span: replay {ev:.2f} us, kernel {sp:.2f} us, outside {ev - sp:.2f} us; "
                     + " ".join(f"{k} {v:.2f}" for k, v in split.items()))
+            if args.slowest:
+                m_tiles, n_tiles, k_pad = tuner.grid_sizes(plan)
+                text += "\n" + slowest_ctas(slots.view(torch.int64).cpu(), ctas, plan.grid, m_tiles * n_tiles,
+                                            k_pad // plan.spec.tile.bk, args.slowest)
+            return text
 
         roof_us = problem.bytes_moved() / bw * 1e6
         for i, plan in enumerate(plans):
