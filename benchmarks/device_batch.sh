@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves zero-acc m64-tail
-# conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# check-zero-acc conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -37,6 +37,9 @@ for step in $steps; do
     formats) timeout 150 python3 benchmarks/bench_wna16.py --quick --reps 25 --no-baselines --json "$OUT/formats.json" \
                --formats "w4a16 u4 zp g128,w8a16 s8 ch,w8a16 e4m3 ch,mxfp4,nvfp4" 2>&1 | tee "$OUT/formats.txt" | tail -32 ;;
     check) timeout 300 python3 benchmarks/bench_wna16.py --check 2>&1 | tee "$OUT/check.txt" | tail -3 ;;
+    # the check matrix with HM_ZERO_IN_ACC on in every kernel (HUMMING_KERNEL_DEFINES reaches the compile workers)
+    check-zero-acc) HUMMING_KERNEL_DEFINES=HM_ZERO_IN_ACC=1 timeout 300 python3 benchmarks/bench_wna16.py --check 2>&1 \
+                      | tee "$OUT/check-zero-acc.txt" | tail -3 ;;
     ncu) bash benchmarks/ncu_wna16.sh s4_m1 --m 1 2>&1 | tee "$OUT/ncu.txt" | tail -40
       rm -f "$OUT"/*.ncu-rep ;;  # the pages and the per-instruction SASS table come back; the report would not
     # the producer wgmma kernels: L2 throughput (the traffic reading of NOTES-wna16 run 7), tensor pipe, stalls

@@ -73,6 +73,10 @@ disable_plugin_autoload: Knob[bool] = Knob(
 strict_plugins: Knob[bool] = Knob("HUMMING_STRICT_PLUGINS", _parse_bool, False, "a broken device plugin raises instead of being reported")
 trace_plugins: Knob[bool] = Knob("HUMMING_TRACE_PLUGINS", _parse_bool, False, "log every plugin hook call")
 progress: Knob[bool] = Knob("HUMMING_PROGRESS", _parse_bool, True, "show a progress bar for long compiles and conformance runs")
+kernel_defines: Knob[tuple[str, ...]] = Knob(
+    "HUMMING_KERNEL_DEFINES", _parse_list, (),
+    "NAME=VALUE macros put before every kernel a spec renders (the templates' experiment switches, e.g. HM_ZERO_IN_ACC=1)"
+)
 
 # Vendor SDK locations a built-in plugin reads (not HUMMING_*: these names are the vendors' own).
 ppu_sdk: Knob[str] = Knob("PPU_SDK", _parse_str, "", "T-Head PPU SDK root; the PPU plugin compiles with $PPU_SDK/CUDA_SDK/bin/nvcc")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import re
 import sys
 import threading
 import time
@@ -160,6 +161,19 @@ def _entry_symbol(binary: bytes, lowered: dict[str, str], name_expressions: Sequ
                        "pass entry= to say which one to launch")
 
 
+def kernel_defines() -> str:
+    """The ``#define`` lines HUMMING_KERNEL_DEFINES puts before every rendered kernel (empty by default). They
+    are part of the source, so of every cache key; a malformed item is refused before any compile."""
+    lines = []
+    for item in knobs.kernel_defines.get():
+        name, eq, value = item.partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z_]\w*", name) or not re.fullmatch(r"[\w.+-]+", value):
+            raise InvalidInputError(f"HUMMING_KERNEL_DEFINES item {item!r}: expected NAME=VALUE (a C identifier and "
+                                    "a plain token, e.g. HM_ZERO_IN_ACC=1)")
+        lines.append(f"#define {name} {value}\n")
+    return "".join(lines)
+
+
 def compile_spec(spec: KernelSpec, *, toolchain: Toolchain | None = None,
                  caps: DeviceCapabilities | None = None) -> CompiledKernel:
     """The compiled kernel for ``spec``: memo, else disk cache, else NVRTC (or the target's toolchain).
@@ -167,7 +181,8 @@ def compile_spec(spec: KernelSpec, *, toolchain: Toolchain | None = None,
     ``caps`` (default: the catalog's entry for ``spec.target``, when a plugin declares it) is checked first, so
     a spec the target cannot run fails with UnsupportedError rather than with an assembler message.
     """
-    memo_key = ("spec", id(toolchain) if toolchain is not None else None, spec)
+    defines = kernel_defines()
+    memo_key = ("spec", id(toolchain) if toolchain is not None else None, spec, defines)
     hit = cache.memo_get(memo_key)
     if hit is not None:
         return hit
@@ -175,7 +190,7 @@ def compile_spec(spec: KernelSpec, *, toolchain: Toolchain | None = None,
         caps = _capabilities(spec.target)
     if caps is not None:
         spec.check_supported(caps)
-    kernel = compile_source(spec.render(), target=spec.target, name=spec.unit_name(),
+    kernel = compile_source(defines + spec.render(), target=spec.target, name=spec.unit_name(),
                             include_dirs=spec.include_dirs(), name_expressions=(spec.name_expression(),),
                             toolchain=toolchain, spec=spec)
     spec.check_compiled(kernel)  # once per spec and process: every later call is a memo hit

@@ -126,3 +126,18 @@ def test_compile_many_in_worker_processes_publishes_to_the_cache_and_reports_fai
     assert build.compile_spec(good, toolchain=toolchain_for(TARGET)).from_cache  # a worker published it
     with pytest.raises(InvalidInputError, match="needs the disk cache"):
         build.compile_many([good, good], toolchain=toolchain_for(TARGET), max_workers=2, processes=True)
+
+
+def test_kernel_defines_reach_the_source_and_the_keys_and_bad_ones_are_refused(fresh):
+    spec = ToyAxpySpec(target=TARGET, block=32)
+    chain = toolchain_for(TARGET)
+    plain = build.compile_spec(spec, toolchain=chain)
+    with knobs.scope(HUMMING_KERNEL_DEFINES="HM_EXPERIMENT=1,HM_OTHER=2"):
+        assert build.kernel_defines() == "#define HM_EXPERIMENT 1\n#define HM_OTHER 2\n"
+        defined = build.compile_spec(spec, toolchain=chain)
+    assert defined.key != plain.key  # another source: another cache entry, not the memoised plain kernel
+    assert build.compile_spec(spec, toolchain=chain) is plain  # the knob gone, the plain kernel again
+    for bad in ("HM_EXPERIMENT", "1X=2", "HM_A=1;int x", "HM_A="):
+        with knobs.scope(HUMMING_KERNEL_DEFINES=bad):
+            with pytest.raises(InvalidInputError, match="HUMMING_KERNEL_DEFINES"):
+                build.compile_spec(spec, toolchain=chain)
