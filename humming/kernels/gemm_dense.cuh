@@ -20,6 +20,7 @@
 #include <humming/arch/timer.cuh>
 #include <humming/arch/types.cuh>
 #include <humming/dequant/codes.cuh>
+#include <humming/dequant/group_terms.cuh>
 #include <humming/dequant/scales.cuh>
 #include <humming/dequant/values.cuh>
 #include <humming/dequant/zeros.cuh>
@@ -221,54 +222,14 @@ struct GemmDense {
   static constexpr bool kZeroInAcc = HM_ZERO_IN_ACC && kAccScale && Cfg::kWKind == kWeightInt &&
                                      Cfg::kWBits <= (is_f16() ? 8 : 7) &&
                                      (Cfg::kZMode == kZeroConst || Cfg::kZGS == 0 || Cfg::kZGS == Cfg::kGS);
-  using ActSums = float[NB][4];  // kZeroInAcc: a group's activation sums, rows 8h + 2t + (e % 2)
+  // A warp's group scales and zero points, and the scales on partial sums (dequant/group_terms.cuh).
+  using Terms = dequant::GroupTerms<Cfg, Stage, FN, NB, kAccScale, kZeroInAcc>;
+  using ActSums = typename Terms::ActSums;
 
   static HM_DEVICE float epilogue_fix() {
     if constexpr (Cfg::kWKind == kWeightFloat && !kFixInDequant)
       return __uint_as_float(static_cast<u32>(127 + ActTraits<Act>::bias - Cfg::kWBias) << 23);
     return 1.0f;
-  }
-
-  static HM_DEVICE void apply_group_scales(MainAcc& acc, const SwapAcc& part, const u32 (&scale)[FN][8],
-                                          const Zero& zero, const ActSums& asum) {
-    if constexpr (kAccScale) {
-#pragma unroll
-      for (int fn = 0; fn < FN; ++fn)
-#pragma unroll
-        for (int f = 0; f < 4; ++f)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {  // d[f][.][e] is column 16f + g + 8(e/2): the pair j = 2f + e/2
-            const float sc = dequant::scale_f32<Cfg::kSDT>(Act{}, scale[fn][2 * f + e / 2]);
-            // -(M + z) of that column: the pair the magic-number dequantisation would add
-            const float zc = kZeroInAcc ? arch::to_f32(Act{}, zero.lo[fn][2 * f + e / 2]) : 0.0f;
-#pragma unroll
-            for (int h = 0; h < NB; ++h) {
-              const float p = kZeroInAcc ? fmaf(zc, asum[h][e], part.d[fn][f][h][e]) : part.d[fn][f][h][e];
-              acc.d[fn][f][h][e] = fmaf(sc, p, acc.d[fn][f][h][e]);
-            }
-          }
-    }
-  }
-
-  // The group-scale pairs (and zero points) of k16 step ks for this warp's n64 blocks: row ks*16/GS of the
-  // stage's scale rows (one row when a group spans the stage).
-  static HM_DEVICE void load_scales(const char* base, int ks, int wn, int g, u32 (&scale)[FN][8]) {
-    const int row = Cfg::kGS >= BK ? 0 : (ks * 16) / Cfg::kGS;
-#pragma unroll
-    for (int fn = 0; fn < FN; ++fn) {
-      const u32 at = arch::smem_u32(base + Stage::kS) + (row * BN + (wn * FN + fn) * 64) * Stage::kSBytes;
-      if constexpr (kAccScale && Cfg::kSDT != dequant::kScaleAct)
-        dequant::load_scales_f32<Cfg::kSDT>(at, g, scale[fn]);  // partial-sum scales: 8-bit codes straight to f32
-      else
-        dequant::load_scale_pairs<Cfg::kSDT>(Act{}, at, g, scale[fn]);
-    }
-  }
-  static HM_DEVICE void load_zeros(const char* base, int ks, int wn, int g, Zero& zero) {
-    constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
-    const int row = zgs >= BK ? 0 : (ks * 16) / zgs;
-#pragma unroll
-    for (int fn = 0; fn < FN; ++fn)
-      zero.template load<Cfg::kWBits>(arch::smem_u32(base + Stage::kZ) + (row * BN + (wn * FN + fn) * 64) * 2, g, fn);
   }
 
   static HM_DEVICE void compute_stage(const char* base, MainAcc& acc, Zero& zero, const dequant::Masks& masks, int wm,
@@ -287,19 +248,19 @@ struct GemmDense {
       if constexpr (Stage::kSRows > 0) {
         if (i == 0 || (ks * 16) % Cfg::kGS == 0) {
           if constexpr (kAccScale) {
-            if (i > 0) apply_group_scales(acc, part, scale, zero, asum);
+            if (i > 0) Terms::apply(acc, part, scale, zero, asum);
             part.zero();
 #pragma unroll
             for (int h = 0; h < NB; ++h)
 #pragma unroll
               for (int e = 0; e < 4; ++e) asum[h][e] = 0.0f;
           }
-          load_scales(base, ks, wn, g, scale);
+          Terms::load_scales(base, ks, wn, g, scale);
         }
       }
       if constexpr (Stage::kZRows > 0) {
         constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
-        if (i == 0 || (ks * 16) % zgs == 0) load_zeros(base, ks, wn, g, zero);
+        if (i == 0 || (ks * 16) % zgs == 0) Terms::load_zeros(base, ks, wn, g, zero);
       }
       u32 a[FM][4];
       u32 x[2][2];  // swapped form: the n8 operands (rows 0-7, 8-15)
@@ -338,7 +299,7 @@ struct GemmDense {
 #endif
       }
     }
-    if constexpr (kAccScale) apply_group_scales(acc, part, scale, zero, asum);
+    if constexpr (kAccScale) Terms::apply(acc, part, scale, zero, asum);
   }
 
   // Pair P of the sixteen operand pairs (eight B fragments) of one block, then the rest up to END

@@ -181,11 +181,11 @@ struct GemmDenseWgmma {
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks) {
         if constexpr (Stage::kSRows > 0) {
-          if (ks == 0 || (ks * 16) % Cfg::kGS == 0) Dense::load_scales(base, ks, wn, g, scale);
+          if (ks == 0 || (ks * 16) % Cfg::kGS == 0) Dense::Terms::load_scales(base, ks, wn, g, scale);
         }
         if constexpr (Stage::kZRows > 0) {
           constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
-          if (ks == 0 || (ks * 16) % zgs == 0) Dense::load_zeros(base, ks, wn, g, zero);
+          if (ks == 0 || (ks * 16) % zgs == 0) Dense::Terms::load_zeros(base, ks, wn, g, zero);
         }
         if constexpr (Preload::kMode == 0) load_step(ks);
         u32 b[8][2];

@@ -1,0 +1,73 @@
+// humming/dequant/group_terms.cuh -- a warp's group scales and zero points for one stage of the dense kernels,
+// and the group scales on f32 partial sums of the swapped decode form.
+//
+// Scale and zero-point rows sit in the stage (memory/stage.cuh: kS, kZ), one row per group of GS (ZGS) k, 64
+// permuted entries per n64 block (dequant/scales.cuh). Partial sums: a warp's k16 steps of a stage hold whole
+// groups or lie inside one, so each group's unscaled sum takes its scale once (one FFMA an accumulator) instead of
+// every operand pair taking it; with ZERO_IN_ACC the sum also takes -(M + z) x the group's activation sums first
+// (gemm_dense.cuh kZeroInAcc).
+#pragma once
+#include <humming/arch/convert.cuh>
+#include <humming/arch/memory.cuh>
+#include <humming/dequant/scales.cuh>
+#include <humming/dequant/zeros.cuh>
+
+namespace humming {
+namespace dequant {
+
+// Cfg: the kernel's GemmDenseConfig; Stage: its StageLayout; FN: n64 blocks a warp; NB: n8 fragments of M
+// (swapped form); ACC_SCALE / ZERO_IN_ACC: GemmDense's kAccScale / kZeroInAcc.
+template <class Cfg, class Stage, int FN, int NB, bool ACC_SCALE, bool ZERO_IN_ACC>
+struct GroupTerms {
+  using Act = typename Cfg::Act;
+  using Zero = ZeroTerms<Act, FN>;
+  using ActSums = float[NB][4];  // ZERO_IN_ACC: a group's activation sums, rows 8h + 2t + (e % 2)
+
+  // The group-scale pairs of k16 step ks for this warp's n64 blocks: row ks*16/GS of the stage's scale rows
+  // (one row when a group spans the stage); 8-bit codes straight to f32 for partial sums.
+  static HM_DEVICE void load_scales(const char* base, int ks, int wn, int g, u32 (&scale)[FN][8]) {
+    const int row = Cfg::kGS >= Stage::BK ? 0 : (ks * 16) / Cfg::kGS;
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn) {
+      const u32 at = arch::smem_u32(base + Stage::kS) + (row * Stage::BN + (wn * FN + fn) * 64) * Stage::kSBytes;
+      if constexpr (ACC_SCALE && Cfg::kSDT != kScaleAct)
+        load_scales_f32<Cfg::kSDT>(at, g, scale[fn]);
+      else
+        load_scale_pairs<Cfg::kSDT>(Act{}, at, g, scale[fn]);
+    }
+  }
+
+  // The zero points of k16 step ks (row ks*16/ZGS; one row for all of K when ZGS is 0).
+  static HM_DEVICE void load_zeros(const char* base, int ks, int wn, int g, Zero& zero) {
+    constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
+    const int row = zgs >= Stage::BK ? 0 : (ks * 16) / zgs;
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+      zero.template load<Cfg::kWBits>(arch::smem_u32(base + Stage::kZ) + (row * Stage::BN + (wn * FN + fn) * 64) * 2,
+                                      g, fn);
+  }
+
+  // acc += scale x part (ZERO_IN_ACC: x (part - (M + z) x asum)), swapped accumulators.
+  template <class Acc, class Part>
+  static HM_DEVICE void apply(Acc& acc, const Part& part, const u32 (&scale)[FN][8], const Zero& zero,
+                              const ActSums& asum) {
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+      for (int f = 0; f < 4; ++f)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {  // d[f][.][e] is column 16f + g + 8(e/2): the pair j = 2f + e/2
+          const float sc = scale_f32<Cfg::kSDT>(Act{}, scale[fn][2 * f + e / 2]);
+          // -(M + z) of that column: the pair the magic-number dequantisation would add
+          const float zc = ZERO_IN_ACC ? arch::to_f32(Act{}, zero.lo[fn][2 * f + e / 2]) : 0.0f;
+#pragma unroll
+          for (int h = 0; h < NB; ++h) {
+            const float p = ZERO_IN_ACC ? fmaf(zc, asum[h][e], part.d[fn][f][h][e]) : part.d[fn][f][h][e];
+            acc.d[fn][f][h][e] = fmaf(sc, p, acc.d[fn][f][h][e]);
+          }
+        }
+  }
+};
+
+}  // namespace dequant
+}  // namespace humming
