@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_wna16 import FORMATS, Timer, copy_bandwidth, read_bandwidth, replay_span  # noqa: E402
 
+from humming import knobs  # noqa: E402
 from humming.core import dtypes, packing, quantized  # noqa: E402
 from humming.core.build import compile_many  # noqa: E402
 from humming.core.formats import QuantFormat  # noqa: E402
@@ -107,16 +108,17 @@ def main() -> None:
     ap.add_argument("--span", action="store_true", help="also time each variant's own run on the device clock "
                     "(arch/timer.cuh, HM_TIMESTAMPS) and print how much of the replay's time lies outside it")
     args = ap.parse_args()
-    defines = [d.split("=", 1) for d in filter(None, args.define.split(","))]
+    defines = [*knobs.kernel_defines.get(), *filter(None, args.define.split(","))]
     if args.span:
-        defines += [["HM_TIMESTAMPS", str(SPAN_INDEX)], ["HM_TIMESTAMP_CTAS", str(SPAN_CTAS)]]
+        defines += [f"HM_TIMESTAMPS={SPAN_INDEX}", f"HM_TIMESTAMP_CTAS={SPAN_CTAS}"]
     if args.ablate:
-        defines.append(["HM_ABLATE", str(args.ablate)])
-    if defines:
-        plain = GemmDenseSpec.render
-        prefix = "".join(f"#define {name} {value}\n" for name, value in defines)
-        GemmDenseSpec.render = lambda self: prefix + plain(self)  # type: ignore
+        defines.append(f"HM_ABLATE={args.ablate}")
+    # every kernel of this process built with them, in the compile workers too (build.kernel_defines)
+    with knobs.scope(**({"HUMMING_KERNEL_DEFINES": defines} if defines else {})):
+        profile(args)
 
+
+def profile(args: argparse.Namespace) -> None:
     import humming.ops as hg
 
     fmt = FORMATS[args.format]
