@@ -14,8 +14,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from humming import knobs
 from humming.core import dtypes, presets
-from humming.core.build import compile_many
+from humming.core.build import compile_many, compile_spec
 from humming.core.formats import Granularity, ScaleSpec, WeightFormat, ZeroPointSpec
 from humming.core.problem import GemmProblem
 from humming.devices.nvidia import archs, tuning
@@ -525,8 +526,6 @@ def test_zero_offsets_on_partial_sums_trade_a_pair_fma_for_a_ones_mma(tmp_path: 
     # HM_ZERO_IN_ACC (gemm_dense.cuh kZeroInAcc, an experiment): integer codes into bf16 / f16 under the decode tiles
     # take no FMA2 (or HADD2) a pair; each k16 step gains one MMA an n8 fragment of M (ones x activations) and each
     # partial sum one FFMA an element. Without the switch the kernels keep the FMA2s.
-    from humming.core.build import compile_source
-
     tool = _nvdisasm()
     if tool is None:
         pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
@@ -544,10 +543,8 @@ def test_zero_offsets_on_partial_sums_trade_a_pair_fma_for_a_ones_mma(tmp_path: 
 
     for i, (spec, kernel) in enumerate(zip(specs, compile_many(specs))):
         fma_b, mma_b = counts(kernel, f"b{i}", spec.act)
-        # the spec's own source with the switch on (compile_spec would return the memoised default kernel)
-        fma_a, mma_a = counts(compile_source("#define HM_ZERO_IN_ACC 1\n" + spec.render(), target=spec.target,
-                                             name=spec.unit_name(), include_dirs=spec.include_dirs(),
-                                             name_expressions=(spec.name_expression(),)), f"a{i}", spec.act)
+        with knobs.scope(HUMMING_KERNEL_DEFINES="HM_ZERO_IN_ACC=1"):  # the same spec with the switch on
+            fma_a, mma_a = counts(compile_spec(spec), f"a{i}", spec.act)
         # a stage holds 8 k16 steps of 32 words a warp, 4 pairs a word: 128 FMA2s fewer in the loop alone
         assert fma_a <= fma_b - 128, (spec.describe(), fma_b, fma_a)
         assert mma_a > mma_b, (spec.describe(), mma_b, mma_a)
