@@ -250,10 +250,12 @@ struct GemmDense {
           if constexpr (kAccScale) {
             if (i > 0) Terms::apply(acc, part, scale, zero, asum);
             part.zero();
+            if constexpr (kZeroInAcc) {
 #pragma unroll
-            for (int h = 0; h < NB; ++h)
+              for (int h = 0; h < NB; ++h)
 #pragma unroll
-              for (int e = 0; e < 4; ++e) asum[h][e] = 0.0f;
+                for (int e = 0; e < 4; ++e) asum[h][e] = 0.0f;
+            }
           }
           Terms::load_scales(base, ks, wn, g, scale);
         }
