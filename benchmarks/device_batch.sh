@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves zero-acc m64-tail
-# check-zero-acc conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
+# conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -37,9 +37,6 @@ for step in $steps; do
     formats) timeout 150 python3 benchmarks/bench_wna16.py --quick --reps 25 --no-baselines --json "$OUT/formats.json" \
                --formats "w4a16 u4 zp g128,w8a16 s8 ch,w8a16 e4m3 ch,mxfp4,nvfp4" 2>&1 | tee "$OUT/formats.txt" | tail -32 ;;
     check) timeout 300 python3 benchmarks/bench_wna16.py --check 2>&1 | tee "$OUT/check.txt" | tail -3 ;;
-    # the check matrix with HM_ZERO_IN_ACC on in every kernel (HUMMING_KERNEL_DEFINES reaches the compile workers)
-    check-zero-acc) HUMMING_KERNEL_DEFINES=HM_ZERO_IN_ACC=1 timeout 300 python3 benchmarks/bench_wna16.py --check 2>&1 \
-                      | tee "$OUT/check-zero-acc.txt" | tail -3 ;;
     ncu) bash benchmarks/ncu_wna16.sh s4_m1 --m 1 2>&1 | tee "$OUT/ncu.txt" | tail -40
       rm -f "$OUT"/*.ncu-rep ;;  # the pages and the per-instruction SASS table come back; the report would not
     # the producer wgmma kernels: L2 throughput (the traffic reading of NOTES-wna16 run 7), tensor pipe, stalls
@@ -187,22 +184,20 @@ for step in $steps; do
       timeout 90 $P --m 1 --tiles "${V//@/1}"; timeout 90 $P --m 16 --tiles "${V//@/2}"
       timeout 90 $P --m 1 --n 28672 --k 4096 --tiles "${V//@/1}"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/split-waves.txt" ;;
-    # integer codes' zero offsets on the f32 partial sums (HM_ZERO_IN_ACC, gemm_dense.cuh kZeroInAcc: no FMA2 a
-    # pair, one ones x activations MMA a k16 step): the tuner's decode tile with and without it, in one process,
-    # both verified, s4 on the issue's three large shapes at M = 1 and 16 (bf16), AWQ (bf16, f16) and s4 f16
-    zero-acc) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
-      V="tuner +HM_ZERO_IN_ACC=1; tuner; tuner +HM_ZERO_IN_ACC=1"
-      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
-        timeout 90 $P --n $n --k $k --m 1,16 --tiles "$V"; done
-      timeout 90 $P --m 1,16 --format "w4a16 u4 zp g128" --tiles "$V"
-      timeout 90 $P --m 1,16 --format "w4a16 u4 zp g128" --act f16 --tiles "$V"
-      timeout 90 $P --m 1,16 --act f16 --tiles "$V"
-    } 2>&1 | grep -v "^ *skip" | tee "$OUT/zero-acc.txt" ;;
     # M = 64's 16-us tail (RESULTS.md 2026-12-03 15:25): the slowest CTAs of the 512 x 64 Stream-K tile, full and
     # loads-only (a3), with the tiles and k-steps each ran
     m64-tail) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --slowest 8"
       timeout 60 $P --m 64; timeout 60 $P --m 64 --ablate 3
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-tail.txt" ;;
+    # 8-bit codes at M = 1 / 16 (75% of the roofline needs 1-2 us on 8192 x 28672, 3.5 us on 28672 x 4096): the
+    # tuner's 256-column tile (one CTA an SM, 112 of 132 SMs on N = 28672) against Stream-K on every SM, two
+    # 128-column CTAs an SM (data-parallel and Stream-K) and six 256-column stages; the tuner's pair twice
+    w8-sched) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+      for f in "w8a16 s8 ch" "w8a16 e4m3 ch"; do for nk in "28672 8192" "8192 28672" "28672 4096"; do
+        read -r n k <<< "$nk"; for m in 1 16; do s=0; [ "$m" = 1 ] && s=1
+          V="tuner; tuner stream-k; 1,1,2,1,2,128,4,8,2,$s; 1,1,2,1,2,128,4,8,2,$s stream-k; 1,1,4,1,2,128,6,8,1,$s"
+          timeout 75 $P --format "$f" --n "$n" --k "$k" --m "$m" --tiles "$V; tuner; tuner stream-k"; done; done; done
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/w8-sched.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

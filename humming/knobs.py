@@ -75,7 +75,7 @@ trace_plugins: Knob[bool] = Knob("HUMMING_TRACE_PLUGINS", _parse_bool, False, "l
 progress: Knob[bool] = Knob("HUMMING_PROGRESS", _parse_bool, True, "show a progress bar for long compiles and conformance runs")
 kernel_defines: Knob[tuple[str, ...]] = Knob(
     "HUMMING_KERNEL_DEFINES", _parse_list, (),
-    "NAME=VALUE macros put before every kernel a spec renders (the templates' experiment switches, e.g. HM_ZERO_IN_ACC=1)"
+    "NAME=VALUE macros put before every kernel a spec renders (the templates' experiment switches, e.g. HM_ABLATE=5)"
 )
 
 # Vendor SDK locations a built-in plugin reads (not HUMMING_*: these names are the vendors' own).

@@ -169,7 +169,7 @@ def kernel_defines() -> str:
         name, eq, value = item.partition("=")
         if not eq or not re.fullmatch(r"[A-Za-z_]\w*", name) or not re.fullmatch(r"[\w.+-]+", value):
             raise InvalidInputError(f"HUMMING_KERNEL_DEFINES item {item!r}: expected NAME=VALUE (a C identifier and "
-                                    "a plain token, e.g. HM_ZERO_IN_ACC=1)")
+                                    "a plain token, e.g. HM_ABLATE=5)")
         lines.append(f"#define {name} {value}\n")
     return "".join(lines)
 

@@ -37,10 +37,6 @@
 #ifndef HM_ABLATE
 #define HM_ABLATE 0
 #endif
-// Experiment (default off; NOTES-wna16 run 11): integer codes' zero offsets on the f32 partial sums (kZeroInAcc).
-#ifndef HM_ZERO_IN_ACC
-#define HM_ZERO_IN_ACC 0
-#endif
 
 namespace humming {
 
@@ -215,16 +211,8 @@ struct GemmDense {
   static constexpr bool kFixInDequant =
       Cfg::kWKind == kWeightFloat && (!is_f16() || (Cfg::kSMode == kScaleGroup && !kAccScale));
   static constexpr bool kE2m1 = Cfg::kWKind == kWeightFloat && Cfg::kWBits == 4 && Cfg::kWE == 2 && Cfg::kWM == 1;
-  // Integer codes with group scales on partial sums: the MMAs take the magic-number reads M + c as they are
-  // (M = 128 for bf16, exact for c < 128; 1024 for f16, c < 1024) and each group's partial sum takes -(M + z) x
-  // (the sum of its activations) before its scale, one extra MMA a k16 step (ones x activations) instead of one
-  // FMA2 a pair. The zero points must hold for a whole partial sum (constant, one row, or the scales' groups).
-  static constexpr bool kZeroInAcc = HM_ZERO_IN_ACC && kAccScale && Cfg::kWKind == kWeightInt &&
-                                     Cfg::kWBits <= (is_f16() ? 8 : 7) &&
-                                     (Cfg::kZMode == kZeroConst || Cfg::kZGS == 0 || Cfg::kZGS == Cfg::kGS);
   // A warp's group scales and zero points, and the scales on partial sums (dequant/group_terms.cuh).
-  using Terms = dequant::GroupTerms<Cfg, Stage, FN, NB, kAccScale, kZeroInAcc>;
-  using ActSums = typename Terms::ActSums;
+  using Terms = dequant::GroupTerms<Cfg, Stage, FN, NB, kAccScale>;
 
   static HM_DEVICE float epilogue_fix() {
     if constexpr (Cfg::kWKind == kWeightFloat && !kFixInDequant)
@@ -241,21 +229,14 @@ struct GemmDense {
     const u32 sA = arch::smem_u32(base + Stage::kA);
     u32 scale[FN][8];
     SwapAcc part;  // kAccScale: this group's unscaled sums
-    ActSums asum;  // kZeroInAcc: this group's activation sums
 #pragma unroll
     for (int i = 0; i < Cfg::kKStepsPerWarp; ++i) {
       const int ks = wk * Cfg::kKStepsPerWarp + i;
       if constexpr (Stage::kSRows > 0) {
         if (i == 0 || (ks * 16) % Cfg::kGS == 0) {
           if constexpr (kAccScale) {
-            if (i > 0) Terms::apply(acc, part, scale, zero, asum);
+            if (i > 0) Terms::apply(acc, part, scale);
             part.zero();
-            if constexpr (kZeroInAcc) {
-#pragma unroll
-              for (int h = 0; h < NB; ++h)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) asum[h][e] = 0.0f;
-            }
           }
           Terms::load_scales(base, ks, wn, g, scale);
         }
@@ -267,11 +248,6 @@ struct GemmDense {
       u32 a[FM][4];
       u32 x[2][2];  // swapped form: the n8 operands (rows 0-7, 8-15)
       if constexpr (Cfg::kSwapAB) mma::load_n8_operands<BK>(x, sA, ks, lane);
-      if constexpr (kZeroInAcc) {
-        const u32 ones[4] = {arch::one2(Act{}), arch::one2(Act{}), arch::one2(Act{}), arch::one2(Act{})};
-#pragma unroll
-        for (int h = 0; h < NB; ++h) arch::mma_m16n8k16(Act{}, asum[h], ones, x[h]);
-      }
 #pragma unroll
       for (int fm = 0; fm < (Cfg::kSwapAB ? 0 : FM); ++fm) mma::load_a<BK>(a[fm], sA, (wm * FM + fm) * 16, ks, lane);
 #pragma unroll
@@ -301,7 +277,7 @@ struct GemmDense {
 #endif
       }
     }
-    if constexpr (kAccScale) Terms::apply(acc, part, scale, zero, asum);
+    if constexpr (kAccScale) Terms::apply(acc, part, scale);
   }
 
   // Pair P of the sixteen operand pairs (eight B fragments) of one block, then the rest up to END
@@ -317,10 +293,7 @@ struct GemmDense {
 #if HM_ABLATE == 2 || HM_ABLATE == 3
       v = w[(j + P % 2) % B];
 #else
-      if constexpr (kZeroInAcc) {  // M + c as it is: the partial sum takes the zero offset
-        if constexpr (B == 4) v = ((w[P / 4] >> (4 * (P % 4))) & masks.nib_lo) | masks.magic;
-        else v = dequant::code_pair<B, P>(w) | masks.magic;
-      } else if constexpr (Cfg::kWKind == kWeightInt) {
+      if constexpr (Cfg::kWKind == kWeightInt) {
         if constexpr (B == 4 && is_f16()) {
           v = dequant::int4_f16_pair<P>(w, masks, z.lo[fn][j], z.hi[fn][j]);
         } else if constexpr (B == 4) {

@@ -14,9 +14,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from humming import knobs
 from humming.core import dtypes, presets
-from humming.core.build import compile_many, compile_spec
+from humming.core.build import compile_many
 from humming.core.formats import Granularity, ScaleSpec, WeightFormat, ZeroPointSpec
 from humming.core.problem import GemmProblem
 from humming.devices.nvidia import archs, tuning
@@ -520,31 +519,3 @@ def test_one_warp_tiles_with_sixty_four_chunks_a_thread_compile() -> None:
              GemmDenseSpec.build(caps.target, dtypes.f16, dtypes.f16, DecodeParams.of(W4), Tile(1, 4, 1, 1, 1, 256, 2))]
     for spec, kernel in zip(specs, compile_many(specs)):
         assert kernel.exports["smem_bytes"] == spec.smem_bytes(), spec.tile
-
-
-def test_zero_offsets_on_partial_sums_trade_a_pair_fma_for_a_ones_mma(tmp_path: Path) -> None:
-    # HM_ZERO_IN_ACC (gemm_dense.cuh kZeroInAcc, an experiment): integer codes into bf16 / f16 under the decode tiles
-    # take no FMA2 (or HADD2) a pair; each k16 step gains one MMA an n8 fragment of M (ones x activations) and each
-    # partial sum one FFMA an element. Without the switch the kernels keep the FMA2s.
-    tool = _nvdisasm()
-    if tool is None:
-        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
-    caps = archs.capabilities("sm_90a")
-    awq = presets.get("awq_int4").weight
-    specs = [GemmDenseSpec.build(caps.target, act, act, DecodeParams.of(f), Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=n8))
-             for act in (dtypes.bf16, dtypes.f16) for f in (W4, awq) for n8 in (1, 2)]
-
-    def counts(kernel, name: str, act: dtypes.DType) -> tuple[int, int]:
-        assert kernel.resources.spill_stores == 0 and kernel.resources.spill_loads == 0, kernel.resources
-        sass = _sass(tool, kernel.binary, tmp_path / f"{name}.cubin")
-        # FMA2 / ADD2 in the activation type (f16: no suffix; HFMA2.MMA is ptxas's move, not counted)
-        pairs = r"\bH(?:FMA2|ADD2)\.BF16" if act == dtypes.bf16 else r"\bH(?:FMA2|ADD2) "
-        return len(re.findall(pairs, sass)), len(re.findall(r"\bHMMA\.", sass))
-
-    for i, (spec, kernel) in enumerate(zip(specs, compile_many(specs))):
-        fma_b, mma_b = counts(kernel, f"b{i}", spec.act)
-        with knobs.scope(HUMMING_KERNEL_DEFINES="HM_ZERO_IN_ACC=1"):  # the same spec with the switch on
-            fma_a, mma_a = counts(compile_spec(spec), f"a{i}", spec.act)
-        # a stage holds 8 k16 steps of 32 words a warp, 4 pairs a word: 128 FMA2s fewer in the loop alone
-        assert fma_a <= fma_b - 128, (spec.describe(), fma_b, fma_a)
-        assert mma_a > mma_b, (spec.describe(), mma_b, mma_a)

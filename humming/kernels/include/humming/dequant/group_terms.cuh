@@ -4,8 +4,7 @@
 // Scale and zero-point rows sit in the stage (memory/stage.cuh: kS, kZ), one row per group of GS (ZGS) k, 64
 // permuted entries per n64 block (dequant/scales.cuh). Partial sums: a warp's k16 steps of a stage hold whole
 // groups or lie inside one, so each group's unscaled sum takes its scale once (one FFMA an accumulator) instead of
-// every operand pair taking it; with ZERO_IN_ACC the sum also takes -(M + z) x the group's activation sums first
-// (gemm_dense.cuh kZeroInAcc).
+// every operand pair taking it.
 #pragma once
 #include <humming/arch/convert.cuh>
 #include <humming/arch/memory.cuh>
@@ -16,12 +15,11 @@ namespace humming {
 namespace dequant {
 
 // Cfg: the kernel's GemmDenseConfig; Stage: its StageLayout; FN: n64 blocks a warp; NB: n8 fragments of M
-// (swapped form); ACC_SCALE / ZERO_IN_ACC: GemmDense's kAccScale / kZeroInAcc.
-template <class Cfg, class Stage, int FN, int NB, bool ACC_SCALE, bool ZERO_IN_ACC>
+// (swapped form); ACC_SCALE: GemmDense's kAccScale.
+template <class Cfg, class Stage, int FN, int NB, bool ACC_SCALE>
 struct GroupTerms {
   using Act = typename Cfg::Act;
   using Zero = ZeroTerms<Act, FN>;
-  using ActSums = float[NB][4];  // ZERO_IN_ACC: a group's activation sums, rows 8h + 2t + (e % 2)
 
   // The group-scale pairs of k16 step ks for this warp's n64 blocks: row ks*16/GS of the stage's scale rows
   // (one row when a group spans the stage); 8-bit codes straight to f32 for partial sums.
@@ -47,10 +45,9 @@ struct GroupTerms {
                                       g, fn);
   }
 
-  // acc += scale x part (ZERO_IN_ACC: x (part - (M + z) x asum)), swapped accumulators.
+  // acc += scale x part, swapped accumulators.
   template <class Acc, class Part>
-  static HM_DEVICE void apply(Acc& acc, const Part& part, const u32 (&scale)[FN][8], const Zero& zero,
-                              const ActSums& asum) {
+  static HM_DEVICE void apply(Acc& acc, const Part& part, const u32 (&scale)[FN][8]) {
 #pragma unroll
     for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
@@ -58,13 +55,8 @@ struct GroupTerms {
 #pragma unroll
         for (int e = 0; e < 4; ++e) {  // d[f][.][e] is column 16f + g + 8(e/2): the pair j = 2f + e/2
           const float sc = scale_f32<Cfg::kSDT>(Act{}, scale[fn][2 * f + e / 2]);
-          // -(M + z) of that column: the pair the magic-number dequantisation would add
-          const float zc = ZERO_IN_ACC ? arch::to_f32(Act{}, zero.lo[fn][2 * f + e / 2]) : 0.0f;
 #pragma unroll
-          for (int h = 0; h < NB; ++h) {
-            const float p = ZERO_IN_ACC ? fmaf(zc, asum[h][e], part.d[fn][f][h][e]) : part.d[fn][f][h][e];
-            acc.d[fn][f][h][e] = fmaf(sc, p, acc.d[fn][f][h][e]);
-          }
+          for (int h = 0; h < NB; ++h) acc.d[fn][f][h][e] = fmaf(sc, part.d[fn][f][h][e], acc.d[fn][f][h][e]);
         }
   }
 };
