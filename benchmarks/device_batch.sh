@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -198,6 +198,14 @@ for step in $steps; do
           V="tuner; tuner stream-k; 1,1,2,1,2,128,4,8,2,$s; 1,1,2,1,2,128,4,8,2,$s stream-k; 1,1,4,1,2,128,6,8,1,$s"
           timeout 75 $P --format "$f" --n "$n" --k "$k" --m "$m" --tiles "$V; tuner; tuner stream-k"; done; done; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/w8-sched.txt" ;;
+    # M = 64 with half the tuner's columns (256 x 64 wgmma tile, two CTAs an SM: 64 KB partial tiles instead of
+    # 128 KB, or none): data-parallel, split-K, Stream-K, and one CTA an SM with 8 stages, beside the tuner's
+    # 512 x 64 Stream-K tile, on the three large shapes, verified
+    m64-tiles) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+      W="wgmma:1,4,4,1,1,64,6,8,2,0,0,1"
+      V="$W data-parallel; $W split-k; $W stream-k; wgmma:1,4,4,1,1,64,8,8,1,0,0,1 data-parallel; tuner"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 120 $P --n $n --k $k --m 64 --tiles "$V"; done
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-tiles.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done
