@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -206,6 +206,12 @@ for step in $steps; do
       V="$W data-parallel; $W split-k; $W stream-k; wgmma:1,4,4,1,1,64,8,8,1,0,0,1 data-parallel; tuner"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 120 $P --n $n --k $k --m 64 --tiles "$V"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-tiles.txt" ;;
+    # what a Stream-K segment change costs the decode kernel: its weight-copies-only build (a5) and the same without
+    # the tile finish (a6: no k-warp reduction, partial, counter or store), data-parallel against Stream-K (264)
+    # in one process each, twice, with each CTA's run (span) and the slowest CTAs
+    sk-cost) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --slowest 6"
+      for a in 5 6; do timeout 90 $P --m 1 --ablate $a --tiles "tuner stream-k; tuner; tuner stream-k"; done
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-cost.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

@@ -98,7 +98,7 @@ def main() -> None:
     ap.add_argument("--loop", type=int, default=0)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--flush", default="read", choices=("read", "write"), help="how the L2 is flushed (bench_wna16.Timer)")
-    ap.add_argument("--ablate", type=int, default=0, help="gemm_dense.cuh HM_ABLATE (timing experiments only: 1 no MMA, 2 no dequant, 3 neither, 4 no stage reads, 5 weight copies only)")
+    ap.add_argument("--ablate", type=int, default=0, help="gemm_dense.cuh HM_ABLATE (timing experiments only: 1 no MMA, 2 no dequant, 3 neither, 4 no stage reads, 5 weight copies only, 6 as 5 without the tile finish)")
     ap.add_argument("--verify", action="store_true", help="also check every variant's output against the CPU-defined "
                     "reference (fresh inputs, poisoned output, the tolerance table)")
     ap.add_argument("--define", default="", help="NAME=VALUE[,NAME=VALUE]: macros every variant is built with "

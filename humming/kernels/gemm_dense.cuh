@@ -33,7 +33,8 @@
 
 // Ablation switch for timing experiments only (benchmarks/profile_wna16.py --ablate): 0 = the real kernel.
 // 1: no MMAs; 2: no dequantisation (raw words into the MMAs); 3: neither (loads and the pipeline only); 4: no
-// reads of a stage either (the copies and the ring alone); 5: as 4 with the weights' copies only.
+// reads of a stage either (the copies and the ring alone); 5: as 4 with the weights' copies only; 6: as 5 without
+// the tile finish (no k-warp reduction, partial tile, counter or store: what a Stream-K segment change costs).
 #ifndef HM_ABLATE
 #define HM_ABLATE 0
 #endif
@@ -185,7 +186,7 @@ struct GemmDense {
     HM_DEVICE void load(char* smem, int stage, int kt, u64 pol_w, u32 bar) const {
       const u32 base = arch::smem_u32(smem + stage * Stage::kBytes);
       w.load(base + Stage::kW, kt, pol_w, bar);
-      if constexpr (HM_ABLATE == 5) return;
+      if constexpr (HM_ABLATE >= 5) return;
       a.load(base + Stage::kA, kt, bar);
       if constexpr (Stage::kSRows > 0) s.load(base + Stage::kS, kt, pol_w);
       if constexpr (Stage::kZRows > 0) z.load(base + Stage::kZ, kt, pol_w);
@@ -340,6 +341,7 @@ struct GemmDense {
     HM_DEVICE void finish(const GemmDenseArgs& p, const scheduler::StreamK& sk, char* red, int tile, int mt, int nt,
                           long long seg_begin, long long seg_end, long long cta_begin, int wm, int wn, int wk,
                           int lane) {
+      if constexpr (HM_ABLATE == 6) return;
       if constexpr (Cfg::kSwapAB) {
         Acc full;
         mma::unswap(acc, full, lane);
