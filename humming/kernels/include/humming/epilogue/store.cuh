@@ -2,7 +2,9 @@
 //
 // Each output element goes through out = acc * chscale[n] * gscale * FIX + bias[n] in f32, then one rounding
 // to the output type. FIX is the exponent-bias factor of float weights when it was left out of the operands.
-// A tile covered by several CTAs (Stream-K) is reduced without any CTA waiting on another (finish_tile).
+// A tile covered by several CTAs (Stream-K) is reduced without any CTA waiting on another: each writes its
+// f32 partial to its own workspace slot, fences, and adds its k-step count to the tile's counter; the CTA
+// that completes the count adds all slots in CTA order, stores the tile and resets the counter to zero.
 #pragma once
 #include <humming/arch/convert.cuh>
 #include <humming/arch/memory.cuh>
@@ -189,43 +191,10 @@ HM_DEVICE void reduce_k_warps(char* red_smem, Acc& acc, int wmn, int wk, int lan
   if constexpr (Cfg::kProducer) Cfg::sync_compute();
 }
 
-// The handshake of a partial tile: add this CTA's k-step count to the tile's counter; the CTA that completes the
-// count adds every contributor's slot in CTA order (deterministic), stores the tile and resets the counter. The
-// partial must be in its slot and fenced before the call. `acc` is scratch here.
 template <class Cfg, class Args, class Acc>
-HM_DEVICE void settle_tile(const Args& p, const scheduler::StreamK& sk, Acc& acc, int tile, int mt, int nt, int add,
-                           int wm, int wn, int wk, int lane, float fix) {
-  constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
-  const int wmn = wm * Cfg::kWarpN + wn;
-  __shared__ int s_last;
-  Cfg::sync_compute();  // every thread has read s_last of a previous call
-  if (threadIdx.x == 0) s_last = atomicAdd(p.counters + tile, add) + add == sk.k_iters;
-  Cfg::sync_compute();
-  if (!s_last) return;
-  __threadfence();
-  const long long t0 = static_cast<long long>(tile) * sk.k_iters;
-  if (wk == 0) {
-    acc.zero();
-    const int g_lo = sk.owner(t0), g_hi = sk.owner(t0 + sk.k_iters - 1);
-    for (int gg = g_lo; gg <= g_hi; ++gg) {
-      const float4* ws =
-          reinterpret_cast<const float4*>(p.ws) + static_cast<long long>(sk.slot(gg, tile)) * (Cfg::kBM * Cfg::kBN / 4);
-      for_each_quad(acc, [&](float (&c)[4], int r) {
-        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) add4(c, arch::ldcg_f4(ws + (wmn * R + r) * 32 + lane));
-      });
-    }
-    store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
-  }
-  if (threadIdx.x == 0) p.counters[tile] = 0;
-}
-
-// With a producer warp issuing the copies (the compute threads have none in flight): each partial segment is
-// settled as soon as it is written. (settle_tile's steps inline: calling it changes the producer kernels'
-// register allocation, 100 -> 340 bytes of spill in the s8 M = 64 tile.)
-template <class Cfg, class Args, class Acc>
-HM_DEVICE void finish_tile_at_once(const Args& p, const scheduler::StreamK& sk, char* red_smem, Acc& acc, int tile,
-                                   int mt, int nt, long long seg_begin, long long seg_end, long long cta_begin, int wm,
-                                   int wn, int wk, int lane, float fix) {
+HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* red_smem, Acc& acc, int tile, int mt,
+                           int nt, long long seg_begin, long long seg_end, long long cta_begin, int wm, int wn, int wk,
+                           int lane, float fix) {
   constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
   const int wmn = wm * Cfg::kWarpN + wn;
   if constexpr (Cfg::kWarpK > 1) reduce_k_warps<Cfg>(red_smem, acc, wmn, wk, lane);
@@ -270,61 +239,6 @@ HM_DEVICE void finish_tile_at_once(const Args& p, const scheduler::StreamK& sk, 
     store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
   }
   if (threadIdx.x == 0) p.counters[tile] = 0;
-}
-
-
-// A tile covered by several CTAs (Stream-K) is reduced without any CTA waiting on another: each writes its f32
-// partial to its own workspace slot (2g for CTA g's first segment, 2g + 1 for its last) and settles it
-// (settle_tile). Without a producer warp, the copies of the next stages are in flight in the CTA's own threads
-// when its first segment ends, and a fence there waits for them (the weight-copies-only decode build, HM_ABLATE 5
-// against 6: 1.8 us a CTA, 13% of its run): that segment's partial is written then, and settled with the CTA's
-// last segment, when nothing is in flight any more.
-template <class Cfg, class Args, class Acc>
-HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* red_smem, Acc& acc, int tile, int mt,
-                           int nt, long long seg_begin, long long seg_end, long long cta_begin, int wm, int wn, int wk,
-                           int lane, float fix) {
-  if constexpr (Cfg::kProducer) {
-    finish_tile_at_once<Cfg>(p, sk, red_smem, acc, tile, mt, nt, seg_begin, seg_end, cta_begin, wm, wn, wk, lane, fix);
-    return;
-  }
-  constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
-  const int wmn = wm * Cfg::kWarpN + wn;
-  if constexpr (Cfg::kWarpK > 1) reduce_k_warps<Cfg>(red_smem, acc, wmn, wk, lane);
-
-  const int k_iters = sk.k_iters;
-  const long long t0 = static_cast<long long>(tile) * k_iters;
-  const bool whole = seg_begin == t0 && seg_end == t0 + k_iters;
-  if (whole) {
-    if (wk == 0) store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
-  } else if (wk == 0) {
-    const int slot = seg_begin == cta_begin ? 2 * blockIdx.x : 2 * blockIdx.x + 1;
-    float4* ws = reinterpret_cast<float4*>(p.ws) + static_cast<long long>(slot) * (Cfg::kBM * Cfg::kBN / 4);
-    // Only quads with a row inside M travel through the workspace: at M = 1, 4 lanes of 32 in an m16 fragment
-    // (all 32 wrote before: a decode tile's partial is 8 KB of which 512 bytes are live at M = 1).
-    for_each_quad(acc, [&](float (&c)[4], int r) {
-      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
-    });
-  }
-  const long long cta_end = sk.end(blockIdx.x);
-  // The CTA's first segment, when partial and not also its last: settled with the last one.
-  const int first_tile = static_cast<int>(cta_begin / k_iters);
-  const bool first_partial = cta_begin % k_iters != 0 && first_tile != tile;
-  if (seg_end != cta_end) return;  // a whole tile is stored; a partial first segment waits
-  const bool settle_first = first_partial;
-  if (whole && !settle_first) return;
-  __threadfence();  // the partials written above (and the first segment's) are visible before the counters move
-  // One settle_tile in the code, run for the deferred first tile and then for this one (a second inlined copy
-  // cost the decode kernels ~1500 instructions and 30 registers).
-#pragma unroll 1
-  for (int i = settle_first ? 0 : 1; i < (whole ? 1 : 2); ++i) {
-    int t = tile, tm = mt, tn = nt, add = static_cast<int>(seg_end - seg_begin);
-    if (i == 0) {
-      t = first_tile;
-      add = static_cast<int>(static_cast<long long>(first_tile + 1) * k_iters - cta_begin);
-      scheduler::tile_coords(t, p.m_tiles, p.n_tiles, Cfg::kGroupM, tm, tn);
-    }
-    settle_tile<Cfg>(p, sk, acc, t, tm, tn, add, wm, wn, wk, lane, fix);
-  }
 }
 
 }  // namespace epilogue
