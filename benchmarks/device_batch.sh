@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -212,6 +212,13 @@ for step in $steps; do
     sk-cost) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --slowest 6"
       for a in 5 6; do timeout 90 $P --m 1 --ablate $a --tiles "tuner stream-k; tuner; tuner stream-k"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-cost.txt" ;;
+    # which part of a partial tile's finish the copies-only Stream-K build pays for (a5 Stream-K ran 5-6 us over
+    # a5 data-parallel, a6 -- no finish -- not at all; deferring the mid-run fence changed nothing: 3d737a3):
+    # HM_FINISH_STEPS 0..5 (store.cuh) under Stream-K in one process, data-parallel first, twice
+    sk-bisect) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --ablate 5"
+      V="tuner stream-k"; for n in 0 1 2 3 4 5 0 5; do V="$V; tuner stream-k +HM_FINISH_STEPS=$n"; done
+      timeout 120 $P --m 1 --tiles "$V"
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-bisect.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

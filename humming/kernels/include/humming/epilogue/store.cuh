@@ -12,6 +12,13 @@
 #include <humming/mma/swapped.cuh>
 #include <humming/scheduler/stream_k.cuh>
 
+// Timing experiments only (benchmarks/device_batch.sh sk-bisect, with HM_ABLATE 5): how much of finish_tile runs.
+// 0: nothing; 1: the k-warp reduction; 2: and the whole tile's store or the partial's write; 3: and the fence and
+// barrier; 4: and the counter (the last CTA only resets it); 5: all, the fix-up too (the real kernel).
+#ifndef HM_FINISH_STEPS
+#define HM_FINISH_STEPS 5
+#endif
+
 namespace humming {
 namespace epilogue {
 
@@ -197,7 +204,9 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
                            int lane, float fix) {
   constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
   const int wmn = wm * Cfg::kWarpN + wn;
+  if constexpr (HM_FINISH_STEPS < 1) return;
   if constexpr (Cfg::kWarpK > 1) reduce_k_warps<Cfg>(red_smem, acc, wmn, wk, lane);
+  if constexpr (HM_FINISH_STEPS < 2) return;
 
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
   if (seg_begin == t0 && seg_end == t0 + sk.k_iters) {  // this CTA ran the whole tile
@@ -216,8 +225,10 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
       if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
     });
   }
+  if constexpr (HM_FINISH_STEPS < 3) return;
   __threadfence();
   Cfg::sync_compute();
+  if constexpr (HM_FINISH_STEPS < 4) return;
   if (threadIdx.x == 0) {
     const int add = static_cast<int>(seg_end - seg_begin);
     const int before = atomicAdd(p.counters + tile, add);
@@ -225,6 +236,10 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
   }
   Cfg::sync_compute();
   if (!s_last) return;
+  if constexpr (HM_FINISH_STEPS < 5) {
+    if (threadIdx.x == 0) p.counters[tile] = 0;
+    return;
+  }
   __threadfence();
   if (wk == 0) {
     acc.zero();
