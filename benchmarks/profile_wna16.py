@@ -27,7 +27,7 @@ from bench_wna16 import FORMATS, Timer, copy_bandwidth, read_bandwidth, replay_s
 
 from humming import knobs  # noqa: E402
 from humming.core import dtypes, packing, quantized  # noqa: E402
-from humming.core.build import compile_many  # noqa: E402
+from humming.core.build import compile_many, define_lines  # noqa: E402
 from humming.core.formats import QuantFormat  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
 from humming.kernels.gemm_dense import GemmDenseSpec, Tile  # noqa: E402
@@ -65,7 +65,7 @@ def slowest_ctas(rec: torch.Tensor, ctas: int, grid: int, tiles: int, k_iters: i
 def with_defines(cls: type[GemmDenseSpec], defines: str) -> type[GemmDenseSpec]:
     """A subclass of ``cls`` whose source starts with ``#define NAME V`` for each ``NAME=V`` of ``defines`` (one
     variant built with a template's experiment switch beside the plain kernels of the same process)."""
-    prefix = "".join(f"#define {n} {v}\n" for n, v in (d.split("=", 1) for d in defines.split(",")))
+    prefix = define_lines(defines.split(","), "variant")
     plain = cls.render
     return type(f"{cls.__name__}Defines", (cls,), {"render": lambda self: prefix + plain(self), "defines": defines})
 

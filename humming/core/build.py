@@ -161,17 +161,23 @@ def _entry_symbol(binary: bytes, lowered: dict[str, str], name_expressions: Sequ
                        "pass entry= to say which one to launch")
 
 
-def kernel_defines() -> str:
-    """The ``#define`` lines HUMMING_KERNEL_DEFINES puts before every rendered kernel (empty by default). They
-    are part of the source, so of every cache key; a malformed item is refused before any compile."""
+def define_lines(items: Sequence[str], origin: str = "HUMMING_KERNEL_DEFINES") -> str:
+    """``#define NAME VALUE`` lines for ``NAME=VALUE`` items; a malformed item (named after ``origin``) is refused
+    before any compile."""
     lines = []
-    for item in knobs.kernel_defines.get():
+    for item in items:
         name, eq, value = item.partition("=")
         if not eq or not re.fullmatch(r"[A-Za-z_]\w*", name) or not re.fullmatch(r"[\w.+-]+", value):
-            raise InvalidInputError(f"HUMMING_KERNEL_DEFINES item {item!r}: expected NAME=VALUE (a C identifier and "
-                                    "a plain token, e.g. HM_ABLATE=5)")
+            raise InvalidInputError(f"{origin} item {item!r}: expected NAME=VALUE (a C identifier and a plain token, "
+                                    "e.g. HM_ABLATE=5)")
         lines.append(f"#define {name} {value}\n")
     return "".join(lines)
+
+
+def kernel_defines() -> str:
+    """The ``#define`` lines HUMMING_KERNEL_DEFINES puts before every rendered kernel (empty by default). They
+    are part of the source, so of every cache key."""
+    return define_lines(knobs.kernel_defines.get())
 
 
 def compile_spec(spec: KernelSpec, *, toolchain: Toolchain | None = None,
