@@ -243,8 +243,7 @@ struct GemmDense {
         }
       }
       if constexpr (Stage::kZRows > 0) {
-        constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
-        if (i == 0 || (ks * 16) % zgs == 0) Terms::load_zeros(base, ks, wn, g, zero);
+        if (i == 0 || (ks * 16) % Terms::kZGroup == 0) Terms::load_zeros(base, ks, wn, g, zero);
       }
       u32 a[FM][4];
       u32 x[2][2];  // swapped form: the n8 operands (rows 0-7, 8-15)

@@ -184,8 +184,7 @@ struct GemmDenseWgmma {
           if (ks == 0 || (ks * 16) % Cfg::kGS == 0) Dense::Terms::load_scales(base, ks, wn, g, scale);
         }
         if constexpr (Stage::kZRows > 0) {
-          constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
-          if (ks == 0 || (ks * 16) % zgs == 0) Dense::Terms::load_zeros(base, ks, wn, g, zero);
+          if (ks == 0 || (ks * 16) % Dense::Terms::kZGroup == 0) Dense::Terms::load_zeros(base, ks, wn, g, zero);
         }
         if constexpr (Preload::kMode == 0) load_step(ks);
         u32 b[8][2];
@@ -298,7 +297,7 @@ struct GemmDenseWgmmaWide {
             }
           }
           if constexpr (Stage::kZRows > 0) {
-            constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
+            constexpr int zgs = Dense::Terms::kZGroup;
             if (ks == 0 || (ks * 16) % zgs == 0) {
               const int row = zgs >= BK ? 0 : (ks * 16) / zgs;
               zero.template load_fragment<B>(arch::smem_u32(base + Stage::kZ) + (row * BN + blk * 64) * 2, g, frag,

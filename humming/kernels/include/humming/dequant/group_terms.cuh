@@ -20,6 +20,8 @@ template <class Cfg, class Stage, int FN, int NB, bool ACC_SCALE>
 struct GroupTerms {
   using Act = typename Cfg::Act;
   using Zero = ZeroTerms<Act, FN>;
+  // k between zero-point rows (ZGS; all of K in one row when ZGS is 0).
+  static constexpr int kZGroup = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
 
   // The group-scale pairs of k16 step ks for this warp's n64 blocks: row ks*16/GS of the stage's scale rows
   // (one row when a group spans the stage); 8-bit codes straight to f32 for partial sums.
@@ -37,8 +39,7 @@ struct GroupTerms {
 
   // The zero points of k16 step ks (row ks*16/ZGS; one row for all of K when ZGS is 0).
   static HM_DEVICE void load_zeros(const char* base, int ks, int wn, int g, Zero& zero) {
-    constexpr int zgs = Cfg::kZGS == 0 ? (1 << 30) : Cfg::kZGS;
-    const int row = zgs >= Stage::BK ? 0 : (ks * 16) / zgs;
+    const int row = kZGroup >= Stage::BK ? 0 : (ks * 16) / kZGroup;
 #pragma unroll
     for (int fn = 0; fn < FN; ++fn)
       zero.template load<Cfg::kWBits>(arch::smem_u32(base + Stage::kZ) + (row * Stage::BN + (wn * FN + fn) * 64) * 2,
