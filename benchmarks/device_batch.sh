@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -219,6 +219,13 @@ for step in $steps; do
       V="tuner stream-k"; for n in 0 1 2 3 4 5 0 5; do V="$V; tuner stream-k +HM_FINISH_STEPS=$n"; done
       timeout 120 $P --m 1 --tiles "$V"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-bisect.txt" ;;
+    # Stream-K against the tuner's schedule at M = 1 and 16, every 4- and 8-bit format on 28672 x 8192 and s4 on the
+    # other two shapes, in one process each (the fix-up of 3-4 us a CTA at the end of a launch is down to ~1-3)
+    sk-formats) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+      for nk in "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 60 $P --n $n --k $k --m 1,16 --tiles "tuner stream-k"; done
+      for f in "w4a16 s4 g128" "w4a16 u4 zp g128" "w8a16 s8 ch" "w8a16 e4m3 ch" mxfp4 nvfp4; do
+        timeout 60 $P --m 1,16 --format "$f" --tiles "tuner stream-k"; done
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-formats.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

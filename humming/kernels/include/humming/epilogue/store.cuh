@@ -3,8 +3,9 @@
 // Each output element goes through out = acc * chscale[n] * gscale * FIX + bias[n] in f32, then one rounding
 // to the output type. FIX is the exponent-bias factor of float weights when it was left out of the operands.
 // A tile covered by several CTAs (Stream-K) is reduced without any CTA waiting on another: each writes its
-// f32 partial to its own workspace slot, fences, and adds its k-step count to the tile's counter; the CTA
-// that completes the count adds all slots in CTA order, stores the tile and resets the counter to zero.
+// f32 partial to its own workspace slot and adds its k-step count to the tile's counter (one thread, with release
+// and acquire semantics); the CTA that completes the count adds all slots in CTA order, stores the tile and resets
+// the counter to zero.
 #pragma once
 #include <humming/arch/convert.cuh>
 #include <humming/arch/memory.cuh>
@@ -13,11 +14,12 @@
 #include <humming/scheduler/stream_k.cuh>
 
 // Timing experiments only (benchmarks/device_batch.sh sk-bisect, with HM_ABLATE 5): how much of finish_tile runs.
-// 0: nothing; 1: the k-warp reduction; 2: and the whole tile's store or the partial's write; 3: and the fence and
-// barrier; 4: and the counter (the last CTA only resets it); 5: all, the fix-up too (the real kernel).
+// 0: nothing; 1: the k-warp reduction; 2: and the whole tile's store or the partial's write; 3: and the barrier;
+// 4: and the counter (the last CTA only resets it); 5: all, the fix-up too (the real kernel).
 #ifndef HM_FINISH_STEPS
 #define HM_FINISH_STEPS 5
 #endif
+
 
 namespace humming {
 namespace epilogue {
@@ -226,13 +228,13 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
     });
   }
   if constexpr (HM_FINISH_STEPS < 3) return;
-  __threadfence();
+  // The barrier orders the partial's writes before thread 0's release add (arch::atomic_add_acq_rel_gpu); after
+  // the second, the whole CTA sees what the earlier adds released.
   Cfg::sync_compute();
   if constexpr (HM_FINISH_STEPS < 4) return;
   if (threadIdx.x == 0) {
     const int add = static_cast<int>(seg_end - seg_begin);
-    const int before = atomicAdd(p.counters + tile, add);
-    s_last = before + add == sk.k_iters;
+    s_last = arch::atomic_add_acq_rel_gpu(p.counters + tile, add) + add == sk.k_iters;
   }
   Cfg::sync_compute();
   if (!s_last) return;
@@ -240,16 +242,39 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
     if (threadIdx.x == 0) p.counters[tile] = 0;
     return;
   }
-  __threadfence();
   if (wk == 0) {
+    // The sharers' partials are added in CTA order (the sum does not depend on which CTA came last). A small
+    // tile's (a decode tile's eight quads a lane) are read two CTAs at a time, so that a tile of two sharers (the
+    // common case) costs one round trip to L2 at the end of the launch; a larger tile's second set of registers
+    // would spill.
     acc.zero();
     const int g_lo = sk.owner(t0), g_hi = sk.owner(t0 + sk.k_iters - 1);
-    for (int gg = g_lo; gg <= g_hi; ++gg) {
-      const float4* ws =
-          reinterpret_cast<const float4*>(p.ws) + static_cast<long long>(sk.slot(gg, tile)) * (Cfg::kBM * Cfg::kBN / 4);
-      for_each_quad(acc, [&](float (&c)[4], int r) {
-        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) add4(c, arch::ldcg_f4(ws + (wmn * R + r) * 32 + lane));
-      });
+    const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
+    constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
+    if constexpr (R <= 8) {
+      for (int gg = g_lo; gg <= g_hi; gg += 2) {
+        const bool pair = gg < g_hi;
+        const float4* ws0 = ws + sk.slot(gg, t0) * kSlot;
+        const float4* ws1 = ws + sk.slot(pair ? gg + 1 : gg, t0) * kSlot;
+        // Every load first (quads past M read nothing), then the adds: the loads do not wait on one another.
+        float4 v0[R], v1[R];
+        for_each_quad(acc, [&](float (&)[4], int r) {
+          const bool live = quad_row<Cfg>(acc, r, mt, wm, lane) < p.m;
+          v0[r] = live ? arch::ldcg_f4(ws0 + r * 32) : float4{};
+          v1[r] = live && pair ? arch::ldcg_f4(ws1 + r * 32) : float4{};
+        });
+        for_each_quad(acc, [&](float (&c)[4], int r) {
+          add4(c, v0[r]);
+          if (pair) add4(c, v1[r]);
+        });
+      }
+    } else {
+      for (int gg = g_lo; gg <= g_hi; ++gg) {
+        const float4* from = ws + sk.slot(gg, t0) * kSlot;
+        for_each_quad(acc, [&](float (&c)[4], int r) {
+          if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) add4(c, arch::ldcg_f4(from + r * 32));
+        });
+      }
     }
     store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
   }

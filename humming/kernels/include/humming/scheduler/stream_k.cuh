@@ -17,25 +17,42 @@ struct StreamK {
   long long total;  // tiles * k_iters
   int ctas;         // G
   int k_iters;      // iterations per tile
+  double per_cta;   // total / G, rounded: the estimate begin() corrects to the exact quotient
+  double per_iter;  // G / total, rounded: the same for owner()
 
-  HM_DEVICE long long begin(int g) const { return static_cast<long long>(g) * total / ctas; }
-  HM_DEVICE long long end(int g) const { return static_cast<long long>(g + 1) * total / ctas; }
+  // g * total / G rounded down. A 64-bit division is a ~70-instruction dependent call, and a tile's fix-up asks
+  // for several at the very end of the launch, where nothing hides their latency: instead a double estimate
+  // (its relative error a few 2^-53, so within one of the quotient for any total under 2^50, far past any
+  // launch) and one exact integer correction.
+  HM_DEVICE long long begin(int g) const {
+    const long long num = static_cast<long long>(g) * total;
+    long long q = __double2ll_rd(static_cast<double>(g) * per_cta);
+    if (q * ctas > num) --q;
+    else if ((q + 1) * ctas <= num) ++q;
+    return q;
+  }
+  HM_DEVICE long long end(int g) const { return begin(g + 1); }
   // The CTA whose range holds iteration x: the largest g with begin(g) <= x.
   HM_DEVICE int owner(long long x) const {
-    int g = static_cast<int>(((x + 1) * ctas + total - 1) / total) - 1;
-    // Integer rounding can leave g one off at range edges; settle it exactly.
+    int g = min(max(__double2int_rd(static_cast<double>(x) * per_iter), 0), ctas - 1);
+    // The estimate can be one off at range edges; settle it exactly.
     while (g + 1 < ctas && begin(g + 1) <= x) ++g;
     while (g > 0 && begin(g) > x) --g;
     return g;
   }
-  // Workspace slot of CTA g's partial sum for tile t.
-  HM_DEVICE int slot(int g, int t) const { return 2 * g + (begin(g) / k_iters == t ? 0 : 1); }
+  // Workspace slot of CTA g's partial sum for the tile starting at iteration t0 (g shares it): 2g when the tile
+  // holds g's first iteration, else 2g + 1 (the tile is g's last segment).
+  HM_DEVICE int slot(int g, long long t0) const { return 2 * g + (begin(g) >= t0 ? 0 : 1); }
 };
 
 // The split of a launch's tiles x k_iters iterations over its CTAs (gridDim.x).
 template <class Args>
 HM_DEVICE StreamK stream_k_of(const Args& p, int k_iters) {
-  return StreamK{static_cast<long long>(p.m_tiles) * p.n_tiles * k_iters, static_cast<int>(gridDim.x), k_iters};
+  const long long total = static_cast<long long>(p.m_tiles) * p.n_tiles * k_iters;
+  const int ctas = static_cast<int>(gridDim.x);
+  // Reciprocals rather than divisions (a division is a call); begin() and owner() tolerate their rounding.
+  return StreamK{total, ctas, k_iters, static_cast<double>(total) * __drcp_rn(static_cast<double>(ctas)),
+                 static_cast<double>(ctas) * __drcp_rn(static_cast<double>(total))};
 }
 
 // Tile t -> (m tile, n tile): groups of `group_m` m-tiles walk N together, so that the CTAs running at once

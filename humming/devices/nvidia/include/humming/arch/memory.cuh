@@ -105,5 +105,16 @@ HM_DEVICE u32 lds32(u32 addr) {
 // Reads that bypass L1, for data other CTAs wrote during this launch (split-K partial sums).
 HM_DEVICE float4 ldcg_f4(const float4* p) { return __ldcg(p); }
 
+// Add to a counter that CTAs meet at (Stream-K's tile counters), returning the old value, with release and
+// acquire semantics at GPU scope: the writes this thread's CTA made before a barrier that precedes the add are
+// visible to whoever later reads the count, and those released by earlier adds are visible to this CTA after a
+// barrier that follows it. One thread's fence replaces every thread's __threadfence (a sequentially consistent
+// fence), which the tile fix-up at the end of a launch waits on.
+HM_DEVICE int atomic_add_acq_rel_gpu(int* p, int v) {
+  int old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;\n" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+
 }  // namespace arch
 }  // namespace humming
