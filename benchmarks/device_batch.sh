@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -226,6 +226,12 @@ for step in $steps; do
       for f in "w4a16 s4 g128" "w4a16 u4 zp g128" "w8a16 s8 ch" "w8a16 e4m3 ch" mxfp4 nvfp4; do
         timeout 60 $P --m 1,16 --format "$f" --tiles "tuner stream-k"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-formats.txt" ;;
+    # store.cuh HM_HEAD_SETTLE: the CTA ending on a tile's head settles it from its registers when the rest is in
+    sk-settle) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+      V="tuner stream-k"; for n in 1 3 6; do V="$V; tuner stream-k +HM_HEAD_SETTLE=$n"; done
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 90 $P --n $n --k $k --m 1,16 --tiles "$V"; done
+      for f in mxfp4 nvfp4; do timeout 90 $P --m 1,16 --format "$f" --tiles "$V"; done
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-settle.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

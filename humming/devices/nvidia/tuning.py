@@ -20,7 +20,7 @@ from humming.core.packing import padded_shape
 from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
 from humming.errors import InvalidInputError, UnsupportedError
-from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
+from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile, WeightKind
 from humming.kernels.gemm_dense_wgmma import (GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec,
                                               wgmma_tile, wide_tile)
 
@@ -37,11 +37,28 @@ class TileRule:
     min_nvrtc: tuple[int, int] | None = None  # the oldest NVRTC known to compile the twin correctly
     schedule: str | None = None  # the schedule measured best for the tile up to one wave of tiles (None: the rule below)
     dp_tail_fill: float | None = None  # past one wave: one CTA a tile when the last wave is at least this full
+    # Within one wave: Stream-K instead of one CTA a tile from this many weight bytes an SM on (None: never)
+    stream_k_from: int | None = None
 
 
 def _narrow(d: DecodeParams) -> bool:
     """Codes of at most 4 bits: two 4-stage CTAs of the 128-column decode tile fit one SM's shared memory."""
     return d.wbits <= 4
+
+
+def _narrow_float(d: DecodeParams) -> bool:
+    """Float codes of at most 4 bits (e2m1: MXFP4, NVFP4), whose decode costs more a k-step than integers'."""
+    return d.wbits <= 4 and d.wkind is WeightKind.FLOAT
+
+
+#: Weight bytes an SM from which a decode tile's one-wave launch runs Stream-K rather than one CTA a tile: its
+#: tile fix-up at the end of the launch (~2-3 us since 8632cf3) then costs less than the SMs left with one tile
+#: where the others have two (224 tiles on 264 slots) or none (s8: 112 on 132). H200, 2026-12-03, M = 1, Stream-K
+#: against one CTA a tile in three processes: s4 28672 x 8192 (890 KiB an SM) 40.5-41.1 against 41.5-42.7 us,
+#: AWQ 41.6 against 43.1, s8 (1.8 MiB) 66.3-66.8 against 73.0-77.8; s4 28672 x 4096 (445 KiB) 27.4-28.2 against
+#: 25.3-26.3. At M = 16 Stream-K won for e2m1 codes only (MXFP4 54.6-54.9 against 56.1-57.4, NVFP4 60.4-61.4
+#: against 63.3-64.0; s4 and AWQ within 1 us either way; s8 / e4m3's unswapped tile 73.8 against 68.0).
+DECODE_STREAM_K_FROM = 640 * KiB
 
 
 _INF = 1 << 62
@@ -65,13 +82,18 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # swapped operands: four MMAs per 8 rows of M and 16 x 64 weight block, integer group scales on the f32
     # partial sums. Codes of up to 4 bits: 128-column tiles, two CTAs an SM (46.3 us, 57.5 before).
     TileRule(8, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1),
-             "decode M <= 8: swapped operands (weights as the m16 operand), 128 columns, 2 CTAs per SM", _narrow),
+             "decode M <= 8: swapped operands (weights as the m16 operand), 128 columns, 2 CTAs per SM", _narrow,
+             stream_k_from=DECODE_STREAM_K_FROM),
+    TileRule(16, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=2),
+             "decode M <= 16: swapped operands, two n8 fragments of M, 128 columns, 2 CTAs per SM", _narrow_float,
+             stream_k_from=DECODE_STREAM_K_FROM),
     TileRule(16, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=2),
              "decode M <= 16: swapped operands, two n8 fragments of M, 128 columns, 2 CTAs per SM", _narrow),
     # Wider codes: two CTAs do not fit; one 256-column CTA a tile (s8 28672 x 8192 M=1: 69 us, 76 unswapped;
     # at M=16 the unswapped tile below measured 78 us against 81 swapped).
     TileRule(8, Tile(1, 1, 4, 1, 2, 128, 4, 8, 1, swap_n8=1),
-             "decode M <= 8: swapped operands, 256 columns, 128-deep stages (codes wider than 4 bits)"),
+             "decode M <= 8: swapped operands, 256 columns, 128-deep stages (codes wider than 4 bits)",
+             stream_k_from=DECODE_STREAM_K_FROM),
     TileRule(16, Tile(1, 1, 4, 1, 2, 128, 4, 8, 2), "decode: one m16 row block, 256 columns, 2 warps per column block split K"),
     # Past decode, wgmma where the target has it (sm_90a): the dequantised weights are the register A operand
     # of m64nNk16 and N activation rows come from shared memory (gemm_dense_wgmma.cuh).
@@ -198,10 +220,11 @@ class DenseTuner:
                                f"(needs {'.'.join(map(str, fits[0].min_nvrtc or ()))}: pip install -U "
                                "nvidia-cuda-nvrtc)")
             tile, kernel, preferred, tail_fill = rule.tile, rule.kernel, rule.schedule, rule.dp_tail_fill
+            sk_from = rule.stream_k_from
             reasons.append(f"M={problem.m} <= {rule.max_m if rule.max_m < _INF else 'any'}: {rule.why}")
         else:
             reasons.append("tile given by the caller")
-            preferred = tail_fill = None
+            preferred = tail_fill = sk_from = None
         if tile.swap_n8 and problem.m > 8 * tile.swap_n8:
             raise InvalidInputError(f"{tile.describe()}: swapped operands with {tile.swap_n8} n8 fragment(s) serve "
                                     f"M <= {8 * tile.swap_n8}, not M={problem.m}")
@@ -231,6 +254,13 @@ class DenseTuner:
         if schedule is None and preferred is not None and tiles <= resident:
             schedule = preferred
             reasons.append(f"{tiles} tiles on {resident} resident CTAs: {preferred}, measured best for this tile")
+        if schedule is None and sk_from is not None and DP_WAVE_FILL * resident <= tiles < resident:
+            per_sm = problem.weight_bytes() / max(sm_count, 1)
+            if per_sm >= sk_from:
+                schedule = "stream-k"
+                reasons.append(f"{tiles} tiles on {resident} resident CTAs, {per_sm / KiB:.0f} KiB of weights an SM "
+                               f"(>= {sk_from // KiB}): Stream-K's tile fix-up costs less than the uneven SMs of one "
+                               "CTA a tile (measured)")
         by_tail_fill = False
         if schedule is None and tail_fill is not None and tiles > resident:
             waves = -(-tiles // resident)
