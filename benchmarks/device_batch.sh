@@ -226,7 +226,8 @@ for step in $steps; do
       for f in "w4a16 s4 g128" "w4a16 u4 zp g128" "w8a16 s8 ch" "w8a16 e4m3 ch" mxfp4 nvfp4; do
         timeout 60 $P --m 1,16 --format "$f" --tiles "tuner stream-k"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-formats.txt" ;;
-    # store.cuh HM_HEAD_SETTLE: the CTA ending on a tile's head settles it from its registers when the rest is in
+    # store.cuh HM_HEAD_SETTLE (experiments/wna16-head-settle.patch, apply it first; lost at a27192e): the CTA ending
+    # on a tile's head settles it from its registers when the rest is in
     sk-settle) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
       V="tuner stream-k"; for n in 1 3 6; do V="$V; tuner stream-k +HM_HEAD_SETTLE=$n"; done
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 90 $P --n $n --k $k --m 1,16 --tiles "$V"; done
