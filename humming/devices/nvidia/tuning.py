@@ -53,11 +53,11 @@ def _narrow_float(d: DecodeParams) -> bool:
 
 #: Weight bytes an SM from which a decode tile's one-wave launch runs Stream-K rather than one CTA a tile: its
 #: tile fix-up at the end of the launch (~2-3 us since 8632cf3) then costs less than the SMs left with one tile
-#: where the others have two (224 tiles on 264 slots) or none (s8: 112 on 132). H200, 2026-12-03, M = 1, Stream-K
-#: against one CTA a tile in three processes: s4 28672 x 8192 (890 KiB an SM) 40.5-41.1 against 41.5-42.7 us,
-#: AWQ 41.6 against 43.1, s8 (1.8 MiB) 66.3-66.8 against 73.0-77.8; s4 28672 x 4096 (445 KiB) 27.4-28.2 against
-#: 25.3-26.3. At M = 16 Stream-K won for e2m1 codes only (MXFP4 54.6-54.9 against 56.1-57.4, NVFP4 60.4-61.4
-#: against 63.3-64.0; s4 and AWQ within 1 us either way; s8 / e4m3's unswapped tile 73.8 against 68.0).
+#: where the others have two (224 tiles on 264 slots). H200, 2026-12-03 (20:31), one process, the two schedules
+#: interleaved three times after a warm-up (the first variants of a process run slow: the comparisons of 20:08-20:27,
+#: with Stream-K always second, had favoured it), 28672 x 8192 (890 KiB an SM): e2m1 codes at M = 16 54.6-54.7
+#: against 56.2-56.3 us (MXFP4), 60.4-60.6 against 63.2 (NVFP4); one CTA a tile stays ahead at M = 1 (s4 39.6-40.1
+#: against 40.6-43.2, AWQ 39.7-41.2 / 41.4-44.2, s8 61.1-70.9 / 64.5-65.1).
 DECODE_STREAM_K_FROM = 640 * KiB
 
 
@@ -82,8 +82,7 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # swapped operands: four MMAs per 8 rows of M and 16 x 64 weight block, integer group scales on the f32
     # partial sums. Codes of up to 4 bits: 128-column tiles, two CTAs an SM (46.3 us, 57.5 before).
     TileRule(8, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1),
-             "decode M <= 8: swapped operands (weights as the m16 operand), 128 columns, 2 CTAs per SM", _narrow,
-             stream_k_from=DECODE_STREAM_K_FROM),
+             "decode M <= 8: swapped operands (weights as the m16 operand), 128 columns, 2 CTAs per SM", _narrow),
     TileRule(16, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=2),
              "decode M <= 16: swapped operands, two n8 fragments of M, 128 columns, 2 CTAs per SM", _narrow_float,
              stream_k_from=DECODE_STREAM_K_FROM),
@@ -92,8 +91,7 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # Wider codes: two CTAs do not fit; one 256-column CTA a tile (s8 28672 x 8192 M=1: 69 us, 76 unswapped;
     # at M=16 the unswapped tile below measured 78 us against 81 swapped).
     TileRule(8, Tile(1, 1, 4, 1, 2, 128, 4, 8, 1, swap_n8=1),
-             "decode M <= 8: swapped operands, 256 columns, 128-deep stages (codes wider than 4 bits)",
-             stream_k_from=DECODE_STREAM_K_FROM),
+             "decode M <= 8: swapped operands, 256 columns, 128-deep stages (codes wider than 4 bits)"),
     TileRule(16, Tile(1, 1, 4, 1, 2, 128, 4, 8, 2), "decode: one m16 row block, 256 columns, 2 warps per column block split K"),
     # Past decode, wgmma where the target has it (sm_90a): the dequantised weights are the register A operand
     # of m64nNk16 and N activation rows come from shared memory (gemm_dense_wgmma.cuh).
