@@ -195,6 +195,22 @@ def test_a_rule_s_measured_schedule_holds_up_to_one_wave_of_its_tiles() -> None:
     assert many.schedule != "stream-k" or "measured best" not in many.explain()
 
 
+def test_e2m1_decode_at_m_16_runs_stream_k_from_the_rule_s_weight_bytes_an_sm() -> None:
+    caps = archs.capabilities("sm_90a")
+    nvfp4, mxfp4 = presets.get("nvfp4_w4a16").weight, presets.get("mxfp4").weight
+    # 224 tiles on 264 slots, ~0.9 MiB of weights an SM: Stream-K for e2m1 codes at M 9..16, one CTA a tile else
+    for fmt in (nvfp4, mxfp4):
+        plan = tuning.TUNER.plan(GemmProblem(16, 28672, 8192, fmt, dtypes.bf16, dtypes.bf16), caps, 132)
+        assert plan.schedule == "stream-k" and plan.grid == 264 and "KiB of weights an SM" in plan.explain()
+        assert tuning.TUNER.plan(GemmProblem(8, 28672, 8192, fmt, dtypes.bf16, dtypes.bf16), caps, 132).schedule \
+            == "data-parallel"
+        # half the bytes an SM: under the rule's threshold
+        assert tuning.TUNER.plan(GemmProblem(16, 28672, 4096, fmt, dtypes.bf16, dtypes.bf16), caps, 132).schedule \
+            == "data-parallel"
+    assert tuning.TUNER.plan(GemmProblem(16, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132).schedule \
+        == "data-parallel"
+
+
 def test_the_gpu_tests_split_k_shape_is_planned_as_split_k_on_an_h200() -> None:
     caps = archs.capabilities("sm_90a")
     for fmt in (W4, presets.get("awq_int4").weight, presets.get("mxfp4").weight):
