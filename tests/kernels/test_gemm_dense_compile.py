@@ -126,6 +126,45 @@ def test_the_sass_holds_hmma_and_the_main_paths_do_not_spill(compiled, tmp_path:
             assert "LDL" not in sass and "STL" not in sass
 
 
+def _undefined_uniform_registers(sass: str) -> set[int]:
+    """Uniform registers some instruction reads that no instruction writes (the first operand is the written one;
+    .64 / .WIDE writes define a pair, .128 four)."""
+    written, read = set(), set()
+    for line in sass.splitlines():
+        m = re.match(r"\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P[0-9T]\s+)?([A-Z0-9_.]+)\s+(.*?);", line)
+        if not m:
+            continue
+        op, operands = m.groups()
+        read.update(int(r) for r in re.findall(r"\bUR(\d+)\b", operands))
+        first = re.fullmatch(r"UR(\d+)", operands.split(",")[0].strip())
+        if first:
+            width = 4 if ".128" in op else 2 if ".64" in op or ".WIDE" in op else 1
+            written.update(int(first.group(1)) + i for i in range(width))
+    return read - written
+
+
+def test_every_uniform_register_the_kernels_read_is_written(compiled, tmp_path: Path) -> None:
+    # NVRTC 13.0 left the cp.async's UR0 / UR1 unwritten for sm_90a and later (tuning.CP_ASYNC_MISCOMPILES): an
+    # illegal instruction on the H200. Whatever NVRTC runs these tests must not.
+    tool = _nvdisasm()
+    if tool is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    for i, (spec, kernel) in enumerate(compiled):
+        missing = _undefined_uniform_registers(_sass(tool, kernel.binary, tmp_path / f"u{i}.cubin"))
+        assert not missing, f"{spec.describe()}: reads UR{sorted(missing)} that nothing writes"
+
+
+def test_an_nvrtc_that_miscompiles_cp_async_for_the_target_is_refused_before_anything_compiles(monkeypatch) -> None:
+    problem = GemmProblem(1, 28672, 8192, W4, dtypes.bf16, dtypes.bf16)
+    monkeypatch.setattr(tuning, "nvrtc_version", lambda: (13, 0))
+    for arch in ("sm_90a", "sm_100a", "sm_120a"):
+        with pytest.raises(UnsupportedError, match=r"NVRTC 13\.0 miscompiles[\s\S]*pip install -U nvidia-cuda-nvrtc"):
+            tuning.TUNER.plan(problem, archs.capabilities(arch), 132)
+    assert tuning.TUNER.plan(problem, archs.capabilities("sm_89"), 128).schedule  # its builds are clean
+    monkeypatch.setattr(tuning, "nvrtc_version", lambda: (13, 5))
+    assert tuning.TUNER.plan(problem, archs.capabilities("sm_90a"), 132).schedule
+
+
 def test_sm_75_is_refused_bf16_activations_with_the_missing_instruction() -> None:
     from humming.core.build import compile_spec
 
@@ -310,13 +349,13 @@ def test_the_wide_form_takes_two_column_blocks_a_warpgroup_without_spilling_in_i
         pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
 
 
-def test_an_nvrtc_that_miscompiles_wgmma_falls_back_to_mma_sync_and_says_why(monkeypatch) -> None:
+def test_an_nvrtc_older_than_wgmma_needs_falls_back_to_mma_sync_and_says_why(monkeypatch) -> None:
     caps = archs.capabilities("sm_90a")
     problem = GemmProblem(1024, 28672, 8192, W4, dtypes.bf16, dtypes.bf16)
-    monkeypatch.setattr(tuning, "nvrtc_version", lambda: (13, 0))
+    monkeypatch.setattr(tuning, "nvrtc_version", lambda: (12, 9))
     old = tuning.TUNER.plan(problem, caps, 132)
     assert type(old.spec) is GemmDenseSpec
-    assert any("NVRTC 13.0 miscompiles" in r and "pip install -U nvidia-cuda-nvrtc" in r for r in old.reasons)
+    assert any("NVRTC 12.9 miscompiles" in r and "pip install -U nvidia-cuda-nvrtc" in r for r in old.reasons)
     monkeypatch.setattr(tuning, "nvrtc_version", lambda: (13, 5))
     assert type(tuning.TUNER.plan(problem, caps, 132).spec) is GemmDenseWgmmaWideTmaSpec
 

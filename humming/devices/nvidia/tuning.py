@@ -68,6 +68,13 @@ _INF = 1 << 62
 #: illegal instruction at that LDGSTS); it trapped in one run of the correctness matrix and passed in the next,
 #: as garbage registers would. NVRTC 13.5 compiles the same source with the registers defined.
 WGMMA_MIN_NVRTC = (13, 5)
+#: NVRTC releases whose ptxas miscompiles every dense kernel's cp.async for some target families: 13.0 leaves the
+#: copy's shared-memory offset and memory descriptor in uniform registers that nothing writes (``LDGSTS
+#: [R+UR0], desc[UR1]``, UR0 / UR1 never defined: the mma.sync decode kernels for sm_90a, sm_100a and sm_120a,
+#: s4 / s8 / MXFP4, disassembled 2026-12-03; sm_80 / sm_89 builds are clean, and 13.5 defines the registers on
+#: every target). On the H200 the first decode launch of a 13.0 build raised an illegal instruction (20:16).
+CP_ASYNC_MISCOMPILES: dict[tuple[int, int], frozenset[str]] = {
+    (13, 0): frozenset({"hopper", "blackwell", "blackwell-client", "rubin"})}
 #: One CTA a tile when the tiles fill at least this share of one wave (and at most all of it).
 DP_WAVE_FILL = 0.8
 #: From this many waves of tiles on, one CTA a tile again: the tail wave is a small share and Stream-K's
@@ -172,6 +179,21 @@ def _fit(spec: GemmDenseSpec, caps: DeviceCapabilities) -> GemmDenseSpec:
     return spec
 
 
+def check_compiler(caps: DeviceCapabilities) -> None:
+    """UnsupportedError, before anything is compiled or launched, when the NVRTC loaded here miscompiles the dense
+    kernels for ``caps``' target (CP_ASYNC_MISCOMPILES); nothing when no NVRTC loads (planning needs none)."""
+    try:
+        version = nvrtc_version()
+    except Exception:  # noqa: BLE001 - no usable NVRTC: the compile step reports it
+        return
+    if caps.target.family in CP_ASYNC_MISCOMPILES.get(version[:2], frozenset()):
+        raise UnsupportedError(
+            f"NVRTC {version[0]}.{version[1]} miscompiles the dense kernels' cp.async for {caps.target.arch} (its "
+            "ptxas leaves the copy's uniform registers undefined: an illegal instruction at the first launch)",
+            missing=[f"an NVRTC that compiles cp.async correctly for {caps.target.arch}"],
+            alternatives=["pip install -U nvidia-cuda-nvrtc (13.5 and later compile it correctly)"])
+
+
 def compiler_builds(rule: TileRule) -> bool:
     """Whether the NVRTC loaded here is new enough for the rule's kernel (True where no NVRTC loads: planning
     alone needs no compiler, and compiling will say what is missing)."""
@@ -206,6 +228,7 @@ class DenseTuner:
         if problem.kind != "dense":
             raise UnsupportedError(f"{problem.describe()}: the dense tuner plans dense GEMMs only",
                                    missing=["an MoE kernel"])
+        check_compiler(caps)
         decode = DecodeParams.of(problem.weight)
         reasons = []
         if tile is None:
