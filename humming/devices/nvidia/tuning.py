@@ -52,7 +52,7 @@ def _narrow_float(d: DecodeParams) -> bool:
 
 
 #: Weight bytes an SM from which a decode tile's one-wave launch runs Stream-K rather than one CTA a tile: its
-#: tile fix-up at the end of the launch (~2-3 us since 8632cf3) then costs less than the SMs left with one tile
+#: tile fix-up at the end of the launch (~2-3 us since 0e5375a) then costs less than the SMs left with one tile
 #: where the others have two (224 tiles on 264 slots). H200, 2026-12-03 (~20:29), one process, the two schedules
 #: interleaved three times after a warm-up (the first variants of a process run slow: the comparisons of 20:08-20:19,
 #: with Stream-K always second, had favoured it), 28672 x 8192 (890 KiB an SM): e2m1 codes at M = 16 54.6-54.7
