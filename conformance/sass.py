@@ -198,6 +198,24 @@ def opcodes(sass: str) -> Counter[str]:
     return Counter(m.group(1) for m in _LINE.finditer(sass))
 
 
+#: An instruction with its operands (up to the semicolon).
+_INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z0-9_.]*)\s*([^;]*);")
+
+
+def unwritten_uniform_registers(sass: str) -> set[int]:
+    """Uniform registers (URn) some instruction reads and no instruction writes: a miscompile (NVRTC 13.0 left
+    a cp.async's UR0 / UR1 so for sm_90a and later). The first operand is the written one; .64 / .WIDE writes
+    define a pair, .128 four."""
+    written, read = set(), set()
+    for op, operands in _INSTRUCTION.findall(sass):
+        read.update(int(r) for r in re.findall(r"\bUR(\d+)\b", operands))
+        first = re.fullmatch(r"UR(\d+)", operands.split(",")[0].strip())
+        if first:
+            width = 4 if ".128" in op else 2 if ".64" in op or ".WIDE" in op else 1
+            written.update(int(first.group(1)) + i for i in range(width))
+    return read - written
+
+
 def mma_opcodes(sass: str) -> Counter[str]:
     """The MMA opcodes only (anything whose class ends in MMA: HMMA, IGMMA, UTCQMMA, OMMA ...)."""
     return Counter({op: n for op, n in opcodes(sass).items() if op.split(".")[0].endswith("MMA")})

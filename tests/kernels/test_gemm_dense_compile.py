@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from conformance.sass import unwritten_uniform_registers
 from humming.core import dtypes, presets
 from humming.core.build import compile_many
 from humming.core.formats import Granularity, ScaleSpec, WeightFormat, ZeroPointSpec
@@ -126,23 +127,6 @@ def test_the_sass_holds_hmma_and_the_main_paths_do_not_spill(compiled, tmp_path:
             assert "LDL" not in sass and "STL" not in sass
 
 
-def _undefined_uniform_registers(sass: str) -> set[int]:
-    """Uniform registers some instruction reads that no instruction writes (the first operand is the written one;
-    .64 / .WIDE writes define a pair, .128 four)."""
-    written, read = set(), set()
-    for line in sass.splitlines():
-        m = re.match(r"\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P[0-9T]\s+)?([A-Z0-9_.]+)\s+(.*?);", line)
-        if not m:
-            continue
-        op, operands = m.groups()
-        read.update(int(r) for r in re.findall(r"\bUR(\d+)\b", operands))
-        first = re.fullmatch(r"UR(\d+)", operands.split(",")[0].strip())
-        if first:
-            width = 4 if ".128" in op else 2 if ".64" in op or ".WIDE" in op else 1
-            written.update(int(first.group(1)) + i for i in range(width))
-    return read - written
-
-
 def test_every_uniform_register_the_kernels_read_is_written(compiled, tmp_path: Path) -> None:
     # NVRTC 13.0 left the cp.async's UR0 / UR1 unwritten for sm_90a and later (tuning.CP_ASYNC_MISCOMPILES): an
     # illegal instruction on the H200. Whatever NVRTC runs these tests must not.
@@ -150,7 +134,7 @@ def test_every_uniform_register_the_kernels_read_is_written(compiled, tmp_path: 
     if tool is None:
         pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
     for i, (spec, kernel) in enumerate(compiled):
-        missing = _undefined_uniform_registers(_sass(tool, kernel.binary, tmp_path / f"u{i}.cubin"))
+        missing = unwritten_uniform_registers(_sass(tool, kernel.binary, tmp_path / f"u{i}.cubin"))
         assert not missing, f"{spec.describe()}: reads UR{sorted(missing)} that nothing writes"
 
 
