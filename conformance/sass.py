@@ -206,7 +206,8 @@ def unwritten_uniform_registers(sass: str) -> set[int]:
     """Uniform registers (URn) some instruction reads and no instruction writes: a miscompile (NVRTC 13.0 left
     a cp.async's UR0 / UR1 so for sm_90a and later). The first operand is the written one; .64 / .WIDE writes
     define a pair, .128 four."""
-    written, read = set(), set()
+    written: set[int] = set()
+    read: set[int] = set()
     for op, operands in _INSTRUCTION.findall(sass):
         read.update(int(r) for r in re.findall(r"\bUR(\d+)\b", operands))
         first = re.fullmatch(r"UR(\d+)", operands.split(",")[0].strip())
