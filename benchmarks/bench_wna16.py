@@ -15,6 +15,7 @@ Columns: shape (N x K), M, format, humming us, % of roofline, x over cuBLAS bf16
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import statistics
 import sys
@@ -81,6 +82,12 @@ class Timer:
             torch.sum(self.flush_buf)
         else:
             self.flush_buf.fill_(float(i & 0xFF))
+
+    def unwarmed(self) -> "Timer":
+        """The same timer (flush buffer and stream shared) without the warm-up."""
+        same = copy.copy(self)
+        same.warm_s = 0.0
+        return same
 
     def __call__(self, fn) -> float:
         with torch.cuda.stream(self.stream):  # warm on the capture stream too (per-stream workspaces)
@@ -186,6 +193,13 @@ def bf16_rate(timer: Timer) -> float:
     b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
     us = timer(lambda: a @ b)
     return 2 * 8192**3 / (us * 1e-6)
+
+
+def unwarmed_then_warmed(timer: Timer, *measures: Callable[[Timer], float]) -> list[float]:
+    """Each of ``measures`` (a rate: larger is faster) taken unwarmed, all of them first while the GPU is still
+    cool, then warmed; the larger of each pair, for the roofline (WARM_S: the lower percentage)."""
+    cool = [measure(timer.unwarmed()) for measure in measures]
+    return [max(c, measure(timer)) for c, measure in zip(cool, measures)]
 
 
 def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: Timer, *, sweep: bool,
@@ -376,11 +390,8 @@ def main() -> None:
         return
     timer = Timer(args.reps, args.flush)
     t0 = time.time()
-    # The unwarmed ones first, while the GPU is still cool (at 20:37 they came after the warmed copies: 692 TFLOP/s)
-    unwarmed = Timer(args.reps, args.flush, warm_s=0.0)
-    rate = bf16_rate(unwarmed)
-    bw = copy_bandwidth(unwarmed)
-    bw, rate = max(bw, copy_bandwidth(timer)), max(rate, bf16_rate(timer))
+    # (at 20:37 on 2026-12-03 the unwarmed ones came after the warmed copies: 692 TFLOP/s)
+    rate, bw = unwarmed_then_warmed(timer, bf16_rate, copy_bandwidth)
     print(f"copy bandwidth {bw / 1e12:.3f} TB/s (read-only pass {read_bandwidth(timer) / 1e12:.3f} TB/s, L2 flush by "
           f"{args.flush}), cuBLAS bf16 8192^3 {rate / 1e12:.0f} TFLOP/s "
           f"({torch.cuda.get_device_name()}, torch {torch.__version__})", flush=True)

@@ -23,7 +23,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_wna16 import FORMATS, Timer, copy_bandwidth, read_bandwidth, replay_span  # noqa: E402
+from bench_wna16 import (FORMATS, Timer, copy_bandwidth, read_bandwidth, replay_span,  # noqa: E402
+                         unwarmed_then_warmed)
 
 from humming import knobs  # noqa: E402
 from humming.core import dtypes, packing, quantized  # noqa: E402
@@ -127,8 +128,7 @@ def profile(args: argparse.Namespace) -> None:
     # The bandwidths first, on a fresh allocator: measured after the weights' quantisation (whose 1 GB float
     # matrix is freed again) the same copy read 3.83 instead of 4.26 TB/s in some processes (H200, 2026-12-03).
     timer = None if args.loop else Timer(args.reps, args.flush)
-    # the better of a warmed and an unwarmed measurement, as bench_wna16 (Timer.warm_s)
-    bw = max(copy_bandwidth(timer), copy_bandwidth(Timer(args.reps, args.flush, warm_s=0.0))) if timer else 0.0
+    bw = unwarmed_then_warmed(timer, copy_bandwidth)[0] if timer else 0.0
     if timer:
         print(f"copy bandwidth {bw / 1e12:.3f} TB/s, read-only pass {read_bandwidth(timer) / 1e12:.3f} TB/s "
               f"(L2 flush by {args.flush})", flush=True)
