@@ -179,12 +179,20 @@ def _fit(spec: GemmDenseSpec, caps: DeviceCapabilities) -> GemmDenseSpec:
     return spec
 
 
+def _loaded_nvrtc() -> tuple[int, int] | None:
+    """The NVRTC version loaded here, or None where none loads: planning alone needs no compiler, and compiling
+    will say what is missing."""
+    try:
+        return nvrtc_version()
+    except Exception:  # noqa: BLE001 - no usable NVRTC: the compile step reports it
+        return None
+
+
 def check_compiler(caps: DeviceCapabilities) -> None:
     """UnsupportedError, before anything is compiled or launched, when the NVRTC loaded here miscompiles the dense
-    kernels for ``caps``' target (CP_ASYNC_MISCOMPILES); nothing when no NVRTC loads (planning needs none)."""
-    try:
-        version = nvrtc_version()
-    except Exception:  # noqa: BLE001 - no usable NVRTC: the compile step reports it
+    kernels for ``caps``' target (CP_ASYNC_MISCOMPILES); nothing when no NVRTC loads."""
+    version = _loaded_nvrtc()
+    if version is None:
         return
     if caps.target.family in CP_ASYNC_MISCOMPILES.get(version[:2], frozenset()):
         raise UnsupportedError(
@@ -195,14 +203,11 @@ def check_compiler(caps: DeviceCapabilities) -> None:
 
 
 def compiler_builds(rule: TileRule) -> bool:
-    """Whether the NVRTC loaded here is new enough for the rule's kernel (True where no NVRTC loads: planning
-    alone needs no compiler, and compiling will say what is missing)."""
+    """Whether the NVRTC loaded here is new enough for the rule's kernel (True where no NVRTC loads)."""
     if rule.min_nvrtc is None:
         return True
-    try:
-        return nvrtc_version() >= rule.min_nvrtc
-    except Exception:  # noqa: BLE001 - no usable NVRTC: the compile step reports it
-        return True
+    version = _loaded_nvrtc()
+    return version is None or version >= rule.min_nvrtc
 
 
 def split_count(tiles: int, k_iters: int, resident: int) -> int:
