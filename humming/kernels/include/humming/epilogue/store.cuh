@@ -20,7 +20,6 @@
 #define HM_FINISH_STEPS 5
 #endif
 
-
 namespace humming {
 namespace epilogue {
 
