@@ -15,6 +15,7 @@ against the copy bandwidth measured in the same run.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -147,11 +148,14 @@ def profile(args: argparse.Namespace) -> None:
                 if tile is None:  # the tuner's tile and kernel under the schedule given
                     first = plans[0]
                     tile, kernel = first.spec.tile, type(first.spec)
-                if defs:
-                    kernel = with_defines(kernel, defs)
+                # +COOP=0: the plan launched without the cooperative attribute (what that attribute costs)
+                names = [d for d in defs.split(",") if d and d != "COOP=0"]
+                if names:
+                    kernel = with_defines(kernel, ",".join(names))
                 sched, _, parts = (sched or "").partition(":")  # split-k:N, N parts of K
-                plans.append(tuner.plan(problem, caps, sms, tile=tile, schedule=sched or None, kernel=kernel,
-                                        splits=int(parts) if parts else None))
+                plan = tuner.plan(problem, caps, sms, tile=tile, schedule=sched or None, kernel=kernel,
+                                  splits=int(parts) if parts else None)
+                plans.append(dataclasses.replace(plan, cooperative=False) if "COOP=0" in defs.split(",") else plan)
             except Exception as exc:  # noqa: BLE001 - a variant that does not apply: say so, go on
                 print(f"  skip {tile}: {exc}", flush=True)
         # a variant's class made here cannot be pickled for compiler processes: threads then
@@ -212,7 +216,7 @@ def profile(args: argparse.Namespace) -> None:
                                                                         if hasattr(plan.spec, "defines") else "")
             print(f"{args.format:<16} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
                   f"{kind:<5} {args.define:<22} "
-                  f"{fields:<22} {plan.schedule:<13} grid {plan.grid:<5} {us:8.2f} us "
+                  f"{fields:<22} {plan.schedule + ('*' if plan.cooperative else ''):<13} grid {plan.grid:<5} {us:8.2f} us "
                   f"{100 * roof_us / us:5.1f}% roof" + (f"  verify {verify(plan)}" if args.verify else "")
                   + (span(plan) if args.span else ""), flush=True)
 

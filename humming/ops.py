@@ -124,6 +124,8 @@ def _device(index: int) -> tuple[DeviceCapabilities, GemmTuner, int]:
 
 _plans: dict[tuple, KernelPlan] = {}
 _workspaces: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}
+#: Workspaces replaced by larger ones stay allocated: a captured CUDA graph still launches with their addresses.
+_retired: list[torch.Tensor] = []
 _lock = threading.Lock()
 
 
@@ -140,12 +142,20 @@ def plan_for(problem: GemmProblem, device: int = 0) -> KernelPlan:
 
 
 def _workspace(device: int, stream: int, floats: int, counters: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Scratch per (device, stream): f32 partial sums (any content) and int32 counters (zero, kept zero)."""
+    """Scratch per (device, stream): f32 partial-sum slots and int32 counters (zero, kept zero).
+
+    The slots hold all-ones words (epilogue/store.cuh's kSentinel: "not written yet") between launches: a kernel's
+    tile fix-up writes them back after reading, so they are filled once, here.
+    """
     key = (device, stream)
     ws, cnt = _workspaces.get(key, (None, None))
     if ws is None or ws.numel() < max(floats, 1):
-        ws = torch.empty(max(floats, 1 << 16), dtype=torch.float32, device=f"cuda:{device}")
+        if ws is not None:
+            _retired.append(ws)
+        ws = torch.full((max(floats, 1 << 16),), -1, dtype=torch.int32, device=f"cuda:{device}").view(torch.float32)
     if cnt is None or cnt.numel() < max(counters, 1):
+        if cnt is not None:
+            _retired.append(cnt)
         cnt = torch.zeros(max(counters, 4096), dtype=torch.int32, device=f"cuda:{device}")
     _workspaces[key] = (ws, cnt)
     return ws, cnt
@@ -179,7 +189,8 @@ def launch(out: torch.Tensor, x2: torch.Tensor, data: torch.Tensor, scales: torc
     nb64 = data.shape[1]
     kernel.launch(plan.grid, plan.block, plan.smem,
                   (x2, data, scales, zeros, chscale, gscale, bias, out, ws, cnt,
-                   m, n, k, x2.stride(0), out.stride(0), nb64, k_pad, m_tiles, n_tiles, *plan.spec.launch_extras(x2)))
+                   m, n, k, x2.stride(0), out.stride(0), nb64, k_pad, m_tiles, n_tiles, *plan.spec.launch_extras(x2)),
+                  cooperative=plan.cooperative)
     return plan
 
 

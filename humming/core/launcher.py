@@ -6,17 +6,18 @@ The API::
     k.resources                         # KernelResources: registers, spills, stack, static smem, param layout
     k.exports                           # {"smem_bytes": 65536, ...}: constants the unit exported
     k.prepare()                         # load on the current device, opt in to its smem (the first launch does it)
-    k.launch(grid, block, smem, args, stream=None, cluster=None)
+    k.launch(grid, block, smem, args, stream=None, cluster=None, cooperative=False)
 
 ``grid``/``block``/``cluster`` are an int or a tuple of up to three; ``smem`` None means the exported
 ``smem_bytes`` (0 without one). ``args`` follow the kernel's parameters, whose sizes come from the cubin: a
 tensor (or anything with ``data_ptr()``) or None fills a pointer; an int any integer slot; a float an f16/f32/
 f64 slot by its size; ``bytes`` a by-value struct of exactly its size (a TMA descriptor). The launch goes on
 torch's current CUDA stream for the current device unless ``stream`` is given, so it is captured by CUDA graphs.
+``cooperative`` asks the driver to run every CTA at once or refuse the launch (CTAs that wait for one another).
 
 Host cost: loading, the smem opt-in and the argument layout are settled once (per device, per argument
 types); a launch then packs the values with one ``struct.pack_into`` into a buffer whose parameter pointers
-are prepared, and makes one driver call (cuLaunchKernel, or cuLaunchKernelEx when a cluster is asked for).
+are prepared, and makes one driver call (cuLaunchKernel, or cuLaunchKernelEx for a cluster or a cooperative launch).
 Prepare a kernel before capturing it in a graph: loading a module is not a stream operation.
 """
 
@@ -325,8 +326,9 @@ class CompiledKernel:
 
     # ---- launching -----------------------------------------------------------------------------------------
     def launch(self, grid: Dims, block: Dims, smem: int | None = None, args: Sequence[Any] = (),
-               stream: Any = None, cluster: Dims | None = None) -> None:
-        """Launch on ``stream`` (default: torch's current stream of the current device)."""
+               stream: Any = None, cluster: Dims | None = None, cooperative: bool = False) -> None:
+        """Launch on ``stream`` (default: torch's current stream of the current device); ``cooperative``: all CTAs
+        resident at once, or a LaunchError."""
         current_device, raw_stream = _torch_hooks()
         device = current_device()
         state = self._states.get(device) or self._state(device)
@@ -344,38 +346,46 @@ class CompiledKernel:
         drv = _driver()
         with self._lock:  # the buffer is shared; the driver copies the values during the call
             packer.pack(args)
-            if cluster is None:
+            if cluster is None and not cooperative:
                 result = drv.cuLaunchKernel(state.function, gx, gy, gz, bx, by, bz, smem, handle, packer.address, 0)
             else:
-                config = self._config(state, (gx, gy, gz), (bx, by, bz), smem, cluster)
+                config = self._config(state, (gx, gy, gz), (bx, by, bz), smem, cluster, cooperative)
                 config.hStream = handle
                 result = drv.cuLaunchKernelEx(config, state.function, packer.address, 0)
         if result[0]:
-            raise LaunchError(self._launch_message(result[0], (gx, gy, gz), (bx, by, bz), smem, cluster))
+            raise LaunchError(self._launch_message(result[0], (gx, gy, gz), (bx, by, bz), smem, cluster, cooperative))
 
     def _config(self, state: _DeviceState, grid: tuple[int, int, int], block: tuple[int, int, int], smem: int,
-                cluster: Dims) -> Any:
-        key = (grid, block, smem, cluster)
+                cluster: Dims | None, cooperative: bool) -> Any:
+        key = (grid, block, smem, cluster, cooperative)
         config = state.configs.get(key)
         if config is not None:
             return config
-        cx, cy, cz = _dim3(cluster, "cluster")
-        if grid[0] % cx or grid[1] % cy or grid[2] % cz:
-            raise InvalidInputError(f"cluster {(cx, cy, cz)} must divide the grid {grid} in every dimension")
-        self._check_clusters()
         drv = _driver()
-        if cx * cy * cz > PORTABLE_CLUSTER:
-            attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
-            _ok(drv.cuFuncSetAttribute(state.function, attr, 1), "cuFuncSetAttribute(non-portable cluster size)")
-        attribute = drv.CUlaunchAttribute()
-        attribute.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-        attribute.value.clusterDim.x, attribute.value.clusterDim.y, attribute.value.clusterDim.z = cx, cy, cz
+        attributes = []
+        if cluster is not None:
+            cx, cy, cz = _dim3(cluster, "cluster")
+            if grid[0] % cx or grid[1] % cy or grid[2] % cz:
+                raise InvalidInputError(f"cluster {(cx, cy, cz)} must divide the grid {grid} in every dimension")
+            self._check_clusters()
+            if cx * cy * cz > PORTABLE_CLUSTER:
+                attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
+                _ok(drv.cuFuncSetAttribute(state.function, attr, 1), "cuFuncSetAttribute(non-portable cluster size)")
+            attribute = drv.CUlaunchAttribute()
+            attribute.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            attribute.value.clusterDim.x, attribute.value.clusterDim.y, attribute.value.clusterDim.z = cx, cy, cz
+            attributes.append(attribute)
+        if cooperative:
+            attribute = drv.CUlaunchAttribute()
+            attribute.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+            attribute.value.cooperative = 1
+            attributes.append(attribute)
         config = drv.CUlaunchConfig()
         config.gridDimX, config.gridDimY, config.gridDimZ = grid
         config.blockDimX, config.blockDimY, config.blockDimZ = block
         config.sharedMemBytes = smem
-        config.attrs = [attribute]
-        config.numAttrs = 1
+        config.attrs = attributes
+        config.numAttrs = len(attributes)
         state.configs[key] = config
         return config
 
@@ -391,10 +401,11 @@ class CompiledKernel:
                                    "thread-block clusters", missing=["memory.clusters"],
                                    alternatives=["launch without cluster="])
 
-    def _launch_message(self, code: Any, grid: tuple, block: tuple, smem: int, cluster: Dims | None) -> str:
+    def _launch_message(self, code: Any, grid: tuple, block: tuple, smem: int, cluster: Dims | None,
+                        cooperative: bool = False) -> str:
         name = _error_name(code)
         text = (f"launching {self.function} failed: {name} (grid {grid}, block {block}, {smem} bytes of dynamic "
-                f"smem{'' if cluster is None else f', cluster {cluster}'})")
+                f"smem{'' if cluster is None else f', cluster {cluster}'}{', cooperative' if cooperative else ''})")
         res = self.resources
         if name == "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES":
             threads = block[0] * block[1] * block[2]
@@ -403,6 +414,9 @@ class CompiledKernel:
         elif name == "CUDA_ERROR_INVALID_VALUE" and res.max_threads and \
                 block[0] * block[1] * block[2] > res.max_threads[0] * res.max_threads[1] * res.max_threads[2]:
             text += f"; the kernel was compiled for at most {res.max_threads} threads per block"
+        elif name == "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE":
+            text += ("; a cooperative launch runs every CTA at once: this grid is more than the device holds with "
+                     "these resources per CTA (another process's limits count too)")
         elif name.startswith("CUDA_ERROR_STREAM_CAPTURE"):
             text += "; call prepare() before capturing, and launch only on the capturing stream"
         return text

@@ -23,14 +23,16 @@ class KernelPlan:
     grid: int  # CTAs (1-D)
     block: int  # threads per CTA
     smem: int  # dynamic shared memory bytes
-    workspace_floats: int = 0  # f32 scratch the launch needs (split-tile partial sums)
+    workspace_floats: int = 0  # f32 scratch the launch needs (split-tile partials; all-ones words between launches)
     counters: int = 0  # int32 counters the launch needs, zero on entry and on exit
     schedule: str = "data-parallel"  # "data-parallel" | "split-k" | "stream-k"
     reasons: tuple[str, ...] = field(default=())  # why this choice, one line each
+    cooperative: bool = False  # every CTA must be resident at once (CTAs wait for others' partial tiles)
 
     def explain(self) -> str:
         lines = [self.problem.describe(), f"kernel: {self.spec.describe()}",
-                 f"launch: {self.grid} CTAs x {self.block} threads, {self.smem} bytes of shared memory, {self.schedule}"]
+                 f"launch: {self.grid} CTAs x {self.block} threads, {self.smem} bytes of shared memory, {self.schedule}"
+                 + (" (cooperative)" if self.cooperative else "")]
         if self.workspace_floats or self.counters:
             lines.append(f"workspace: {self.workspace_floats * 4} bytes of partial sums, {self.counters} tile counters")
         lines += [f"why: {r}" for r in self.reasons]

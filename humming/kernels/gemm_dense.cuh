@@ -338,16 +338,16 @@ struct GemmDense {
       compute_stage(base, acc, zero, masks, wm, wn, wk, lane);
     }
     HM_DEVICE void finish(const GemmDenseArgs& p, const scheduler::StreamK& sk, char* red, int tile, int mt, int nt,
-                          long long seg_begin, long long seg_end, long long cta_begin, int wm, int wn, int wk,
+                          long long seg_begin, long long seg_end, int wm, int wn, int wk,
                           int lane) {
       if constexpr (HM_ABLATE == 6) return;
       if constexpr (Cfg::kSwapAB) {
         Acc full;
         mma::unswap(acc, full, lane);
-        epilogue::finish_tile<Cfg>(p, sk, red, full, tile, mt, nt, seg_begin, seg_end, cta_begin, wm, wn, wk, lane,
+        epilogue::finish_tile<Cfg>(p, sk, red, full, tile, mt, nt, seg_begin, seg_end, wm, wn, wk, lane,
                                    epilogue_fix());
       } else {
-        epilogue::finish_tile<Cfg>(p, sk, red, acc, tile, mt, nt, seg_begin, seg_end, cta_begin, wm, wn, wk, lane,
+        epilogue::finish_tile<Cfg>(p, sk, red, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, wk, lane,
                                    epilogue_fix());
       }
       acc.zero();

@@ -204,10 +204,10 @@ struct GemmDenseWgmma {
     }
 
     HM_DEVICE void finish(const GemmDenseArgs& p, const scheduler::StreamK& sk, char* red, int tile, int mt, int nt,
-                          long long seg_begin, long long seg_end, long long cta_begin, int wm, int wn, int wk,
+                          long long seg_begin, long long seg_end, int wm, int wn, int wk,
                           int lane) {
       arch::wgmma_wait<0>();  // the tile's last group writes the accumulators the epilogue reads
-      epilogue::finish_tile<Cfg>(p, sk, red, acc, tile, mt, nt, seg_begin, seg_end, cta_begin, wm, wn, wk, lane,
+      epilogue::finish_tile<Cfg>(p, sk, red, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, wk, lane,
                                  Dense::epilogue_fix());
       acc.zero();
     }
@@ -319,10 +319,10 @@ struct GemmDenseWgmmaWide {
     }
 
     HM_DEVICE void finish(const GemmDenseArgs& p, const scheduler::StreamK& sk, char* red, int tile, int mt, int nt,
-                          long long seg_begin, long long seg_end, long long cta_begin, int /*wm*/, int /*wn*/,
+                          long long seg_begin, long long seg_end, int /*wm*/, int /*wn*/,
                           int wk, int lane) {
       arch::wgmma_wait<0>();
-      epilogue::finish_tile<Cfg>(p, sk, red, acc, tile, mt, nt, seg_begin, seg_end, cta_begin, 4 * wgm + frag, wgn,
+      epilogue::finish_tile<Cfg>(p, sk, red, acc, tile, mt, nt, seg_begin, seg_end, 4 * wgm + frag, wgn,
                                  wk, lane, Dense::epilogue_fix());
       acc.zero();
     }

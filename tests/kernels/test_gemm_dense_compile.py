@@ -234,6 +234,22 @@ def test_e2m1_decode_at_m_16_runs_stream_k_from_the_rule_s_weight_bytes_an_sm() 
         == "data-parallel"
 
 
+def test_plans_with_partial_tiles_are_cooperative_and_fit_one_wave() -> None:
+    """A split tile's first CTA waits for the other sharers' partials (epilogue/store.cuh): the launch must hold
+    every CTA at once, so the driver is asked to refuse it otherwise, and the tuner never plans more."""
+    caps = archs.capabilities("sm_90a")
+    problem = GemmProblem(1, 8192, 8192, W4, dtypes.bf16, dtypes.bf16)
+    split = tuning.TUNER.plan(problem, caps, 132)
+    assert split.schedule == "split-k" and split.cooperative and "(cooperative)" in split.explain()
+    sk = tuning.TUNER.plan(problem, caps, 132, schedule="stream-k")
+    assert sk.cooperative and sk.grid == 264
+    dp = tuning.TUNER.plan(GemmProblem(1, 28672, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+    assert dp.schedule == "data-parallel" and not dp.cooperative
+    # 64 tiles x 8 splits = 512 CTAs on 264 slots: refused before any launch
+    with pytest.raises(InvalidInputError, match="run at once"):
+        tuning.TUNER.plan(problem, caps, 132, schedule="split-k", splits=8)
+
+
 def test_the_gpu_tests_split_k_shape_is_planned_as_split_k_on_an_h200() -> None:
     caps = archs.capabilities("sm_90a")
     for fmt in (W4, presets.get("awq_int4").weight, presets.get("mxfp4").weight):

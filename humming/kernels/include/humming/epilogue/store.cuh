@@ -2,10 +2,8 @@
 //
 // Each output element goes through out = acc * chscale[n] * gscale * FIX + bias[n] in f32, then one rounding
 // to the output type. FIX is the exponent-bias factor of float weights when it was left out of the operands.
-// A tile covered by several CTAs (Stream-K) is reduced without any CTA waiting on another: each writes its
-// f32 partial to its own workspace slot and adds its k-step count to the tile's counter (one thread, with release
-// and acquire semantics); the CTA that completes the count adds all slots in CTA order, stores the tile and resets
-// the counter to zero.
+// A tile covered by several CTAs (Stream-K, split-K) is reduced from the sharers' f32 partials in the workspace:
+// decode tiles by the CTA holding its first k-step, without fences or counters; larger ones by the last to arrive.
 #pragma once
 #include <humming/arch/convert.cuh>
 #include <humming/arch/memory.cuh>
@@ -14,14 +12,21 @@
 #include <humming/scheduler/stream_k.cuh>
 
 // Timing experiments only (benchmarks/device_batch.sh sk-bisect, with HM_ABLATE 5): how much of finish_tile runs.
-// 0: nothing; 1: the k-warp reduction; 2: and the whole tile's store or the partial's write; 3: and the barrier;
-// 4: and the counter (the last CTA only resets it); 5: all, the fix-up too (the real kernel).
+// 0: nothing; 1: the k-warp reduction; 2: and the whole tile's store (decode tiles split over CTAs: the partial's
+// write); 3: all (the real kernel).
 #ifndef HM_FINISH_STEPS
-#define HM_FINISH_STEPS 5
+#define HM_FINISH_STEPS 3
+#endif
+// Timing experiments only: 1 = decode tiles split over CTAs take the counter form of larger tiles too.
+#ifndef HM_FIXUP_BY_LAST
+#define HM_FIXUP_BY_LAST 0
 #endif
 
 namespace humming {
 namespace epilogue {
+
+// A workspace word no partial holds (a NaN whose payload arithmetic never produces): "not written yet".
+constexpr u32 kSentinel = 0xFFFFFFFFu;
 
 template <class Cfg, class Acc, class Args>
 HM_DEVICE void store_tile(const Args& p, const Acc& acc, int mt, int nt, int wm, int wn, int lane, float fix) {
@@ -199,85 +204,145 @@ HM_DEVICE void reduce_k_warps(char* red_smem, Acc& acc, int wmn, int wk, int lan
   if constexpr (Cfg::kProducer) Cfg::sync_compute();
 }
 
-template <class Cfg, class Args, class Acc>
-HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* red_smem, Acc& acc, int tile, int mt,
-                           int nt, long long seg_begin, long long seg_end, long long cta_begin, int wm, int wn, int wk,
-                           int lane, float fix) {
-  constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
-  const int wmn = wm * Cfg::kWarpN + wn;
-  if constexpr (HM_FINISH_STEPS < 1) return;
-  if constexpr (Cfg::kWarpK > 1) reduce_k_warps<Cfg>(red_smem, acc, wmn, wk, lane);
-  if constexpr (HM_FINISH_STEPS < 2) return;
+// A partial of the workspace protocol below never holds kSentinel: such a word (no arithmetic result; the
+// tensor cores and FFMA give the canonical NaN 0x7FFFFFFF) is written as that canonical NaN.
+HM_DEVICE float not_sentinel(float x) {
+  return __float_as_uint(x) == kSentinel ? __uint_as_float(0x7FFFFFFFu) : x;
+}
 
+HM_DEVICE float4 no_sentinel(const float (&c)[4]) {
+  return make_float4(not_sentinel(c[0]), not_sentinel(c[1]), not_sentinel(c[2]), not_sentinel(c[3]));
+}
+
+HM_DEVICE float4 sentinel4() {
+  const float s = __uint_as_float(kSentinel);
+  return make_float4(s, s, s, s);
+}
+
+HM_DEVICE bool has_sentinel(const float4& v) {
+  return __float_as_uint(v.x) == kSentinel || __float_as_uint(v.y) == kSentinel ||
+         __float_as_uint(v.z) == kSentinel || __float_as_uint(v.w) == kSentinel;
+}
+
+// A tile split over CTAs, decode-sized (a lane's quads fit registers at once, R <= 8): a segment without the tile's
+// first k-step (always its CTA's first segment) writes its f32 partial to workspace slot 2g and goes on; the segment
+// with the first k-step (always its CTA's last) adds the later sharers' slots to its own accumulators in CTA order,
+// reading each word until it is no longer kSentinel, stores the tile and writes kSentinel back. Workspace words are
+// kSentinel between launches and each slot is written at most once a launch, so a word that is not the sentinel is
+// the sharer's finished value: no fence, counter or atomic, where the counter protocol below costs two round trips to
+// L2 at the end of a launch that all CTAs finish together. The wait needs every sharer resident: the tuner's plans
+// with partial tiles are cooperative launches, which the driver refuses rather than hang when they do not fit.
+template <class Cfg, class Args, class Acc>
+HM_DEVICE void finish_shared_tile_by_first(const Args& p, const scheduler::StreamK& sk, Acc& acc, int tile, int mt,
+                                           int nt, long long seg_begin, int wm, int wn, int lane, float fix) {
+  constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
+  static_assert(R <= 8, "a lane's quads of every sharer in registers at once");
+  constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;  // float4s a slot
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
-  if (seg_begin == t0 && seg_end == t0 + sk.k_iters) {  // this CTA ran the whole tile
-    if (wk == 0) store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
+  float4* ws = reinterpret_cast<float4*>(p.ws) + (wm * Cfg::kWarpN + wn) * R * 32 + lane;
+  // Only quads with a row inside M travel through the workspace: at M = 1, 4 lanes of 32 in an m16 fragment.
+  if (seg_begin != t0) {
+    float4* mine = ws + 2 * blockIdx.x * kSlot;
+    for_each_quad(acc, [&](float (&c)[4], int r) {
+      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) mine[r * 32] = no_sentinel(c);
+    });
     return;
   }
-
-  __shared__ int s_last;
-  const int g = blockIdx.x;
-  const int slot = seg_begin == cta_begin ? 2 * g : 2 * g + 1;
-  if (wk == 0) {
-    float4* ws = reinterpret_cast<float4*>(p.ws) + static_cast<long long>(slot) * (Cfg::kBM * Cfg::kBN / 4);
-    // Only quads with a row inside M travel through the workspace: at M = 1, 4 lanes of 32 in an m16 fragment
-    // (all 32 wrote before: a decode tile's partial is 8 KB of which 512 bytes are live at M = 1).
+  if constexpr (HM_FINISH_STEPS < 3) return;
+  const int g_hi = sk.owner(t0 + sk.k_iters - 1);
+  for (int gg = static_cast<int>(blockIdx.x) + 1; gg <= g_hi; ++gg) {
+    float4* from = ws + 2 * gg * kSlot;  // the sharer's first segment: its slot 2g
+    float4 v[R];
+    bool pending;
+    do {  // all loads together (one round trip when the sharer is done), again until no word is the sentinel
+      pending = false;
+      for_each_quad(acc, [&](float (&)[4], int r) {
+        v[r] = quad_row<Cfg>(acc, r, mt, wm, lane) < p.m ? arch::ld_relaxed_f4(from + r * 32) : float4{};
+        pending |= has_sentinel(v[r]);
+      });
+    } while (pending);
     for_each_quad(acc, [&](float (&c)[4], int r) {
-      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
+      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) {
+        add4(c, v[r]);
+        from[r * 32] = sentinel4();
+      }
     });
   }
-  if constexpr (HM_FINISH_STEPS < 3) return;
+  store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
+}
+
+// A tile split over CTAs, larger tiles (whose quads do not fit registers twice): each sharer writes its partial to its
+// slot (2g for its first segment, 2g + 1 for its last) and adds its k-step count to the tile's counter (one thread,
+// release and acquire); the CTA that completes the count adds all slots in CTA order, stores the tile, writes
+// kSentinel back to the slots (the invariant of the decode form above) and resets the counter. No CTA waits.
+template <class Cfg, class Args, class Acc>
+HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::StreamK& sk, Acc& acc, int tile, int mt,
+                                          int nt, long long seg_begin, long long seg_end, int wm, int wn, int wk,
+                                          int lane, float fix) {
+  constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
+  constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
+  const int wmn = wm * Cfg::kWarpN + wn;
+  const long long t0 = static_cast<long long>(tile) * sk.k_iters;
+  __shared__ int s_last;
+  const int g = blockIdx.x;
+  const int slot = seg_begin == sk.begin(g) ? 2 * g : 2 * g + 1;
+  if (wk == 0) {
+    float4* ws = reinterpret_cast<float4*>(p.ws) + slot * kSlot;
+    for_each_quad(acc, [&](float (&c)[4], int r) {
+      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = no_sentinel(c);
+    });
+  }
   // The barrier orders the partial's writes before thread 0's release add (arch::atomic_add_acq_rel_gpu); after
   // the second, the whole CTA sees what the earlier adds released.
   Cfg::sync_compute();
-  if constexpr (HM_FINISH_STEPS < 4) return;
   if (threadIdx.x == 0) {
     const int add = static_cast<int>(seg_end - seg_begin);
     s_last = arch::atomic_add_acq_rel_gpu(p.counters + tile, add) + add == sk.k_iters;
   }
   Cfg::sync_compute();
   if (!s_last) return;
-  if constexpr (HM_FINISH_STEPS < 5) {
-    if (threadIdx.x == 0) p.counters[tile] = 0;
-    return;
-  }
   if (wk == 0) {
-    // The sharers' partials are added in CTA order (the sum does not depend on which CTA came last). A small
-    // tile's (a decode tile's eight quads a lane) are read two CTAs at a time, so that a tile of two sharers (the
-    // common case) costs one round trip to L2 at the end of the launch; a larger tile's second set of registers
-    // would spill.
     acc.zero();
     const int g_lo = sk.owner(t0), g_hi = sk.owner(t0 + sk.k_iters - 1);
-    const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
-    constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
-    if constexpr (R <= 8) {
-      for (int gg = g_lo; gg <= g_hi; gg += 2) {
-        const bool pair = gg < g_hi;
-        const float4* ws0 = ws + sk.slot(gg, t0) * kSlot;
-        const float4* ws1 = ws + sk.slot(pair ? gg + 1 : gg, t0) * kSlot;
-        // Every load first (quads past M read nothing), then the adds: the loads do not wait on one another.
-        float4 v0[R], v1[R];
-        for_each_quad(acc, [&](float (&)[4], int r) {
-          const bool live = quad_row<Cfg>(acc, r, mt, wm, lane) < p.m;
-          v0[r] = live ? arch::ldcg_f4(ws0 + r * 32) : float4{};
-          v1[r] = live && pair ? arch::ldcg_f4(ws1 + r * 32) : float4{};
-        });
-        for_each_quad(acc, [&](float (&c)[4], int r) {
-          add4(c, v0[r]);
-          if (pair) add4(c, v1[r]);
-        });
-      }
-    } else {
-      for (int gg = g_lo; gg <= g_hi; ++gg) {
-        const float4* from = ws + sk.slot(gg, t0) * kSlot;
-        for_each_quad(acc, [&](float (&c)[4], int r) {
-          if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) add4(c, arch::ldcg_f4(from + r * 32));
-        });
-      }
+    float4* ws = reinterpret_cast<float4*>(p.ws) + wmn * R * 32 + lane;
+    for (int gg = g_lo; gg <= g_hi; ++gg) {
+      const float4* from = ws + (2 * gg + (sk.begin(gg) >= t0 ? 0 : 1)) * kSlot;
+      for_each_quad(acc, [&](float (&c)[4], int r) {
+        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) add4(c, arch::ldcg_f4(from + r * 32));
+      });
     }
     store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
+    // The sentinel back in a pass of its own: stores beside the adds' loads cost the wgmma kernels spills.
+    for (int gg = g_lo; gg <= g_hi; ++gg) {
+      float4* from = ws + (2 * gg + (sk.begin(gg) >= t0 ? 0 : 1)) * kSlot;
+      for_each_quad(acc, [&](float (&)[4], int r) {
+        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) from[r * 32] = sentinel4();
+      });
+    }
   }
   if (threadIdx.x == 0) p.counters[tile] = 0;
+}
+
+// Finish this CTA's segment [seg_begin, seg_end) of `tile`: the k-warp reduction, then the tile's store (a whole
+// tile) or its share of a split tile.
+template <class Cfg, class Args, class Acc>
+HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* red_smem, Acc& acc, int tile, int mt,
+                           int nt, long long seg_begin, long long seg_end, int wm, int wn, int wk, int lane,
+                           float fix) {
+  constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
+  if constexpr (HM_FINISH_STEPS < 1) return;
+  if constexpr (Cfg::kWarpK > 1) reduce_k_warps<Cfg>(red_smem, acc, wm * Cfg::kWarpN + wn, wk, lane);
+  if constexpr (HM_FINISH_STEPS < 2) return;
+  const long long t0 = static_cast<long long>(tile) * sk.k_iters;
+  if (seg_begin == t0 && seg_end == t0 + sk.k_iters) {  // this CTA ran the whole tile
+    if (wk == 0) store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
+    return;
+  }
+  if constexpr (R <= 8 && !HM_FIXUP_BY_LAST) {
+    if (wk == 0) finish_shared_tile_by_first<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, wm, wn, lane, fix);
+  } else {
+    finish_shared_tile_by_last<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, wk, lane, fix);
+  }
 }
 
 }  // namespace epilogue

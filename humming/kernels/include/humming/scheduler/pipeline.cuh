@@ -106,7 +106,7 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
     }
     int mt, nt;
     scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
-    body.finish(p, sk, smem + S * Kernel::Stage::kBytes, c_tile, mt, nt, seg_begin, it, begin, wm, wn, wk, lane);
+    body.finish(p, sk, smem + S * Kernel::Stage::kBytes, c_tile, mt, nt, seg_begin, it, wm, wn, wk, lane);
     ++c_tile;
   }
 }
@@ -186,7 +186,7 @@ HM_DEVICE void pipeline_all_threads(const Args& p, char* smem) {
     }
     int mt, nt;
     scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
-    body.finish(p, sk, smem + Kernel::S * Kernel::Stage::kBytes, c_tile, mt, nt, seg_begin, it, begin, wm, wn, wk,
+    body.finish(p, sk, smem + Kernel::S * Kernel::Stage::kBytes, c_tile, mt, nt, seg_begin, it, wm, wn, wk,
                 lane);
     ++c_tile;
   }

@@ -5,8 +5,9 @@
 // problem with fewer tiles than SMs still keeps every SM streaming weights (Stream-K: Osama et al., "Stream-K:
 // Work-centric Parallel Decomposition for Dense Matrix-Matrix Multiplication on the GPU", PPoPP 2023).
 // With G = tiles the ranges are exactly one tile each (plain data-parallel tiling, no partial sums).
-// A CTA has at most two partial tiles (its first and its last); their fp32 partials go to workspace slots
-// 2g and 2g+1, and the last CTA to finish a tile adds them all in CTA order (deterministic) and stores it.
+// A CTA has at most two partial tiles: its first segment, which lacks the tile's first k-step when the range starts
+// inside a tile, and its last, which holds a tile's first k-step when the range ends inside one. Their f32 partials
+// go to workspace slots 2g and 2g + 1 (epilogue/store.cuh reduces them).
 #pragma once
 #include <humming/arch/types.cuh>
 
@@ -40,9 +41,6 @@ struct StreamK {
     while (g > 0 && begin(g) > x) --g;
     return g;
   }
-  // Workspace slot of CTA g's partial sum for the tile starting at iteration t0 (g shares it): 2g when the tile
-  // holds g's first iteration, else 2g + 1 (the tile is g's last segment).
-  HM_DEVICE int slot(int g, long long t0) const { return 2 * g + (begin(g) >= t0 ? 0 : 1); }
 };
 
 // The split of a launch's tiles x k_iters iterations over its CTAs (gridDim.x).

@@ -102,6 +102,15 @@ HM_DEVICE u32 lds32(u32 addr) {
   return v;
 }
 
+// A relaxed GPU-scope 16-byte load (it bypasses L1 and is not merged with an earlier one): a word another CTA may
+// be writing during this launch (the split-tile partials of epilogue/store.cuh).
+HM_DEVICE float4 ld_relaxed_f4(const float4* p) {
+  float4 v;
+  asm volatile("ld.relaxed.gpu.global.v4.f32 {%0,%1,%2,%3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p) : "memory");
+  return v;
+}
+
 // Reads that bypass L1, for data other CTAs wrote during this launch (split-K partial sums).
 HM_DEVICE float4 ldcg_f4(const float4* p) { return __ldcg(p); }
 
