@@ -218,19 +218,20 @@ def test_a_rule_s_measured_schedule_holds_up_to_one_wave_of_its_tiles() -> None:
     assert many.schedule != "stream-k" or "measured best" not in many.explain()
 
 
-def test_e2m1_decode_at_m_16_runs_stream_k_from_the_rule_s_weight_bytes_an_sm() -> None:
+def test_narrow_code_decode_runs_stream_k_from_the_rule_s_weight_bytes_an_sm() -> None:
     caps = archs.capabilities("sm_90a")
-    nvfp4, mxfp4 = presets.get("nvfp4_w4a16").weight, presets.get("mxfp4").weight
-    # 224 tiles on 264 slots, ~0.9 MiB of weights an SM: Stream-K for e2m1 codes at M 9..16, one CTA a tile else
-    for fmt in (nvfp4, mxfp4):
-        plan = tuning.TUNER.plan(GemmProblem(16, 28672, 8192, fmt, dtypes.bf16, dtypes.bf16), caps, 132)
-        assert plan.schedule == "stream-k" and plan.grid == 264 and "KiB of weights an SM" in plan.explain()
-        assert tuning.TUNER.plan(GemmProblem(8, 28672, 8192, fmt, dtypes.bf16, dtypes.bf16), caps, 132).schedule \
-            == "data-parallel"
+    nvfp4, mxfp4, awq = (presets.get(n).weight for n in ("nvfp4_w4a16", "mxfp4", "awq_int4"))
+    # 224 tiles on 264 slots, ~0.9 MiB of weights an SM: Stream-K for codes of at most 4 bits at M <= 16
+    for fmt in (W4, awq, nvfp4, mxfp4):
+        for m in (1, 8, 16):
+            plan = tuning.TUNER.plan(GemmProblem(m, 28672, 8192, fmt, dtypes.bf16, dtypes.bf16), caps, 132)
+            assert plan.schedule == "stream-k" and plan.grid == 264 and "KiB of weights an SM" in plan.explain()
         # half the bytes an SM: under the rule's threshold
         assert tuning.TUNER.plan(GemmProblem(16, 28672, 4096, fmt, dtypes.bf16, dtypes.bf16), caps, 132).schedule \
             == "data-parallel"
-    assert tuning.TUNER.plan(GemmProblem(16, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132).schedule \
+    # 8-bit codes: their own tile, one CTA a tile
+    s8 = presets.get("fp8_channel_w8a16").weight
+    assert tuning.TUNER.plan(GemmProblem(1, 28672, 8192, s8, dtypes.bf16, dtypes.bf16), caps, 132).schedule \
         == "data-parallel"
 
 

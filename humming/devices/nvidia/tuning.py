@@ -46,18 +46,13 @@ def _narrow(d: DecodeParams) -> bool:
     return d.wbits <= 4
 
 
-def _narrow_float(d: DecodeParams) -> bool:
-    """Float codes of at most 4 bits (e2m1: MXFP4, NVFP4), whose decode costs more a k-step than integers'."""
-    return d.wbits <= 4 and d.wkind is WeightKind.FLOAT
-
-
-#: Weight bytes an SM from which a decode tile's one-wave launch runs Stream-K rather than one CTA a tile: its
-#: tile fix-up at the end of the launch (~2-3 us since 0e5375a) then costs less than the SMs left with one tile
-#: where the others have two (224 tiles on 264 slots). H200, 2026-12-03 (~20:29), one process, the two schedules
-#: interleaved three times after a warm-up (the first variants of a process run slow: the comparisons of 20:08-20:19,
-#: with Stream-K always second, had favoured it), 28672 x 8192 (890 KiB an SM): e2m1 codes at M = 16 54.6-54.7
-#: against 56.2-56.3 us (MXFP4), 60.4-60.6 against 63.2 (NVFP4); one CTA a tile stays ahead at M = 1 (s4 39.6-40.1
-#: against 40.6-43.2, AWQ 39.7-41.2 / 41.4-44.2, s8 61.1-70.9 / 64.5-65.1).
+#: Weight bytes an SM from which a decode tile's one-wave launch runs Stream-K rather than one CTA a tile (224 tiles on
+#: 264 slots leave 40 SMs one tile where the others have two). Since the split tiles' fix-up no longer meets at a
+#: counter (456165d: the tile's first CTA adds the sharers' partials as they land), Stream-K wins for every code of
+#: at most 4 bits there. H200, 2026-12-03 21:55, one process a line, the two schedules interleaved after a warm-up,
+#: verified (us, one CTA a tile / Stream-K): 28672 x 8192 (890 KiB an SM) s4 M = 1 39.7-40.0 / 38.4-38.9, M = 16
+#: 49.4-49.6 / 46.0-46.1, MXFP4 45.4-45.6 / 43.0-43.0 and 56.0-56.2 / 51.5-51.6, NVFP4 50.9-51.1 / 47.3-47.4 and
+#: 63.9-64.1 / 58.6-58.9; 28672 x 4096 (445 KiB) s4 M = 1 24.1-24.2 / 24.6-24.7, M = 16 28.9-29.0 / 28.8-29.0.
 DECODE_STREAM_K_FROM = 640 * KiB
 
 
@@ -89,12 +84,11 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # swapped operands: four MMAs per 8 rows of M and 16 x 64 weight block, integer group scales on the f32
     # partial sums. Codes of up to 4 bits: 128-column tiles, two CTAs an SM (46.3 us, 57.5 before).
     TileRule(8, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1),
-             "decode M <= 8: swapped operands (weights as the m16 operand), 128 columns, 2 CTAs per SM", _narrow),
-    TileRule(16, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=2),
-             "decode M <= 16: swapped operands, two n8 fragments of M, 128 columns, 2 CTAs per SM", _narrow_float,
+             "decode M <= 8: swapped operands (weights as the m16 operand), 128 columns, 2 CTAs per SM", _narrow,
              stream_k_from=DECODE_STREAM_K_FROM),
     TileRule(16, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=2),
-             "decode M <= 16: swapped operands, two n8 fragments of M, 128 columns, 2 CTAs per SM", _narrow),
+             "decode M <= 16: swapped operands, two n8 fragments of M, 128 columns, 2 CTAs per SM", _narrow,
+             stream_k_from=DECODE_STREAM_K_FROM),
     # Wider codes: two CTAs do not fit; one 256-column CTA a tile (s8 28672 x 8192 M=1: 69 us, 76 unswapped;
     # at M=16 the unswapped tile below measured 78 us against 81 swapped).
     TileRule(8, Tile(1, 1, 4, 1, 2, 128, 4, 8, 1, swap_n8=1),
