@@ -233,12 +233,12 @@ for step in $steps; do
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 90 $P --n $n --k $k --m 1,16 --tiles "$V"; done
       for f in mxfp4 nvfp4; do timeout 90 $P --m 1,16 --format "$f" --tiles "$V"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-settle.txt" ;;
-    # the split-tile fix-up by the tile's first CTA (store.cuh finish_shared_tile_by_first, cooperative launches)
-    # against the counter form (+HM_FIXUP_BY_LAST=1) and against one CTA a tile, interleaved in one process each
-    # (schedule* = cooperative; +COOP=0: the same plan launched without the attribute), verified
+    # decode tiles split over CTAs, finished by the tile's first CTA (store.cuh finish_shared_tile_by_first,
+    # cooperative launches), against one CTA a tile, interleaved in one process each (schedule* = cooperative;
+    # +COOP=0: the same plan launched without the attribute), verified; 456165d also timed the counter form
+    # (HM_FIXUP_BY_LAST=1, since removed): RESULTS.md 2026-12-03 21:55
     sk-first) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
-      V="tuner; tuner +HM_FIXUP_BY_LAST=1; tuner stream-k; tuner stream-k +HM_FIXUP_BY_LAST=1; tuner stream-k +COOP=0"
-      V="$V; tuner; tuner stream-k"
+      V="tuner; tuner data-parallel; tuner stream-k; tuner stream-k +COOP=0; tuner; tuner data-parallel; tuner stream-k"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 150 $P --n $n --k $k --m 1,16 --tiles "$V"; done
       for f in mxfp4 nvfp4; do timeout 100 $P --m 1,16 --format "$f" --tiles "$V"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-first.txt" ;;

@@ -191,7 +191,7 @@ def profile(args: argparse.Namespace) -> None:
         def span(plan) -> str:
             assert plan.counters <= SPAN_INDEX, "the tile counters would overlap the span records"
             ctas = min(plan.grid, SPAN_CTAS)
-            slots = hg._workspace(0, timer.stream.cuda_stream, 0, 0)[1][SPAN_INDEX:SPAN_INDEX + 4 + 6 * ctas]
+            slots = hg._workspace(0, timer.stream.cuda_stream, 0, 0, plan.cooperative)[1][SPAN_INDEX:SPAN_INDEX + 4 + 6 * ctas]
             ev, sp, split = replay_span(timer, run(plan), slots.view(torch.int64), ctas)
             text = (f"  span: replay {ev:.2f} us, kernel {sp:.2f} us, outside {ev - sp:.2f} us; "
                     + " ".join(f"{k} {v:.2f}" for k, v in split.items()))

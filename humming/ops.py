@@ -123,7 +123,7 @@ def _device(index: int) -> tuple[DeviceCapabilities, GemmTuner, int]:
 
 
 _plans: dict[tuple, KernelPlan] = {}
-_workspaces: dict[tuple[int, int], tuple[torch.Tensor, torch.Tensor]] = {}
+_workspaces: dict[tuple[int, int, bool], tuple[torch.Tensor, torch.Tensor]] = {}
 #: Workspaces replaced by larger ones stay allocated: a captured CUDA graph still launches with their addresses.
 _retired: list[torch.Tensor] = []
 _lock = threading.Lock()
@@ -141,18 +141,22 @@ def plan_for(problem: GemmProblem, device: int = 0) -> KernelPlan:
     return plan
 
 
-def _workspace(device: int, stream: int, floats: int, counters: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Scratch per (device, stream): f32 partial-sum slots and int32 counters (zero, kept zero).
+def _workspace(device: int, stream: int, floats: int, counters: int,
+               sentinel: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """Scratch per (device, stream, kind): f32 partial-sum slots and int32 counters (zero, kept zero).
 
-    The slots hold all-ones words (epilogue/store.cuh's kSentinel: "not written yet") between launches: a kernel's
-    tile fix-up writes them back after reading, so they are filled once, here.
+    ``sentinel``: the slots of cooperative plans, whose kernels wait for partials to land (epilogue/store.cuh): all-ones
+    words (its kSentinel, "not written yet") between launches, which those kernels write back after reading, so
+    they are filled once, here. Other plans' slots hold anything: a kernel of the other protocol must not share them.
     """
-    key = (device, stream)
+    key = (device, stream, sentinel)
     ws, cnt = _workspaces.get(key, (None, None))
     if ws is None or ws.numel() < max(floats, 1):
         if ws is not None:
             _retired.append(ws)
-        ws = torch.full((max(floats, 1 << 16),), -1, dtype=torch.int32, device=f"cuda:{device}").view(torch.float32)
+        size = max(floats, 1 << 16)
+        ws = (torch.full((size,), -1, dtype=torch.int32, device=f"cuda:{device}").view(torch.float32) if sentinel
+              else torch.empty(size, dtype=torch.float32, device=f"cuda:{device}"))
     if cnt is None or cnt.numel() < max(counters, 1):
         if cnt is not None:
             _retired.append(cnt)
@@ -185,7 +189,7 @@ def launch(out: torch.Tensor, x2: torch.Tensor, data: torch.Tensor, scales: torc
     tuner = _device(device)[1]
     m_tiles, n_tiles, k_pad = tuner.grid_sizes(plan)
     stream = torch.cuda.current_stream(device).cuda_stream
-    ws, cnt = _workspace(device, stream, plan.workspace_floats, plan.counters)
+    ws, cnt = _workspace(device, stream, plan.workspace_floats, plan.counters, plan.cooperative)
     nb64 = data.shape[1]
     kernel.launch(plan.grid, plan.block, plan.smem,
                   (x2, data, scales, zeros, chscale, gscale, bias, out, ws, cnt,

@@ -297,6 +297,12 @@ class GemmDenseSpec(KernelSpec):
         t = self.tile
         return 32 * (t.warp_m * t.warp_n * t.warp_k + self.producer * self.producer_warps)
 
+    def waits_for_sharers(self) -> bool:
+        """Whether a tile split over CTAs is finished by its first CTA waiting for the others' partials (a lane's
+        accumulator quads fit registers twice: epilogue/store.cuh's decode form; its launch must hold every CTA at
+        once) rather than by the last to arrive."""
+        return self.tile.frag_m * self.tile.frag_n * 8 <= 8
+
     def barrier_bytes(self) -> int:
         """Shared memory of the mbarriers, after everything else: one a stage for bulk weight copies, two a stage
         (full, empty) for a producer warp."""

@@ -236,8 +236,8 @@ def test_narrow_code_decode_runs_stream_k_from_the_rule_s_weight_bytes_an_sm() -
 
 
 def test_plans_with_partial_tiles_are_cooperative_and_fit_one_wave() -> None:
-    """A split tile's first CTA waits for the other sharers' partials (epilogue/store.cuh): the launch must hold
-    every CTA at once, so the driver is asked to refuse it otherwise, and the tuner never plans more."""
+    """A split decode tile's first CTA waits for the other sharers' partials (epilogue/store.cuh): the launch must
+    hold every CTA at once, so the driver is asked to refuse it otherwise, and the tuner never plans more."""
     caps = archs.capabilities("sm_90a")
     problem = GemmProblem(1, 8192, 8192, W4, dtypes.bf16, dtypes.bf16)
     split = tuning.TUNER.plan(problem, caps, 132)
@@ -249,6 +249,12 @@ def test_plans_with_partial_tiles_are_cooperative_and_fit_one_wave() -> None:
     # 64 tiles x 8 splits = 512 CTAs on 264 slots: refused before any launch
     with pytest.raises(InvalidInputError, match="run at once"):
         tuning.TUNER.plan(problem, caps, 132, schedule="split-k", splits=8)
+    # larger tiles are finished by the last CTA to arrive: an ordinary launch, any number of CTAs
+    m64 = tuning.TUNER.plan(GemmProblem(64, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+    assert m64.schedule == "stream-k" and not m64.cooperative and not m64.spec.waits_for_sharers()
+    wide = tuning.TUNER.plan(GemmProblem(64, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132,
+                             tile=Tile(1, 4, 4, 1, 1, 64, 4, 8, 1), schedule="split-k", splits=8)
+    assert wide.grid > 264 and not wide.cooperative
 
 
 def test_the_gpu_tests_split_k_shape_is_planned_as_split_k_on_an_h200() -> None:

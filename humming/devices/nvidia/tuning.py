@@ -223,7 +223,8 @@ class DenseTuner:
              tile: Tile | None = None, schedule: str | None = None,
              kernel: type[GemmDenseSpec] = GemmDenseSpec, splits: int | None = None) -> KernelPlan:
         """Choose the kernel and grid; ``tile``/``schedule``/``kernel`` override the choice, and ``splits`` the K
-        split of ``schedule="split-k"`` (at most the CTAs that run at once: a tile's first CTA waits for the rest)."""
+        split of ``schedule="split-k"`` (for decode tiles at most the CTAs that run at once: a tile's first CTA waits for
+        the rest; larger tiles may launch more, benchmarks and tests)."""
         if problem.kind != "dense":
             raise UnsupportedError(f"{problem.describe()}: the dense tuner plans dense GEMMs only",
                                    missing=["an MoE kernel"])
@@ -325,12 +326,13 @@ class DenseTuner:
             ws = 2 * grid * t.block_m * t.block_n
         else:
             raise InvalidInputError(f"schedule={schedule!r}; allowed: data-parallel, split-k, stream-k")
-        if ws and grid > resident:
-            # A tile's first CTA waits for its sharers' partials (epilogue/store.cuh): all must run at once.
-            raise InvalidInputError(f"schedule={schedule!r}: {grid} CTAs with partial tiles, more than the {resident} "
+        waits = ws > 0 and spec.waits_for_sharers()
+        if waits and grid > resident:
+            # A decode tile's first CTA waits for its sharers' partials (epilogue/store.cuh): all must run at once.
+            raise InvalidInputError(f"schedule={schedule!r}: {grid} CTAs share decode tiles, more than the {resident} "
                                     f"that run at once ({sm_count} SMs x {spec.min_blocks}); use fewer splits")
         return KernelPlan(problem, spec, grid, spec.cta_threads(), spec.smem_bytes(), ws, tiles if ws else 0, schedule,
-                          tuple(reasons), cooperative=ws > 0)
+                          tuple(reasons), cooperative=waits)
 
     @staticmethod
     def grid_sizes(plan: KernelPlan) -> tuple[int, int, int]:

@@ -4,6 +4,7 @@
 // to the output type. FIX is the exponent-bias factor of float weights when it was left out of the operands.
 // A tile covered by several CTAs (Stream-K, split-K) is reduced from the sharers' f32 partials in the workspace:
 // decode tiles by the CTA holding its first k-step, without fences or counters; larger ones by the last to arrive.
+// GemmDenseSpec.waits_for_sharers (humming/kernels/gemm_dense.py) mirrors which form a tile takes.
 #pragma once
 #include <humming/arch/convert.cuh>
 #include <humming/arch/memory.cuh>
@@ -16,10 +17,6 @@
 // write); 3: all (the real kernel).
 #ifndef HM_FINISH_STEPS
 #define HM_FINISH_STEPS 3
-#endif
-// Timing experiments only: 1 = decode tiles split over CTAs take the counter form of larger tiles too.
-#ifndef HM_FIXUP_BY_LAST
-#define HM_FIXUP_BY_LAST 0
 #endif
 
 namespace humming {
@@ -231,7 +228,7 @@ HM_DEVICE bool has_sentinel(const float4& v) {
 // kSentinel between launches and each slot is written at most once a launch, so a word that is not the sentinel is
 // the sharer's finished value: no fence, counter or atomic, where the counter protocol below costs two round trips to
 // L2 at the end of a launch that all CTAs finish together. The wait needs every sharer resident: the tuner's plans
-// with partial tiles are cooperative launches, which the driver refuses rather than hang when they do not fit.
+// for these tiles are cooperative launches, which the driver refuses rather than hang when they do not fit.
 template <class Cfg, class Args, class Acc>
 HM_DEVICE void finish_shared_tile_by_first(const Args& p, const scheduler::StreamK& sk, Acc& acc, int tile, int mt,
                                            int nt, long long seg_begin, int wm, int wn, int lane, float fix) {
@@ -273,8 +270,9 @@ HM_DEVICE void finish_shared_tile_by_first(const Args& p, const scheduler::Strea
 
 // A tile split over CTAs, larger tiles (whose quads do not fit registers twice): each sharer writes its partial to its
 // slot (2g for its first segment, 2g + 1 for its last) and adds its k-step count to the tile's counter (one thread,
-// release and acquire); the CTA that completes the count adds all slots in CTA order, stores the tile, writes
-// kSentinel back to the slots (the invariant of the decode form above) and resets the counter. No CTA waits.
+// release and acquire); the CTA that completes the count adds all slots in CTA order, stores the tile and resets the
+// counter. No CTA waits for another, so these launches need no co-residency; their workspace is not the decode
+// form's (humming/ops.py: a plan that is not cooperative gets one of any content).
 template <class Cfg, class Args, class Acc>
 HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::StreamK& sk, Acc& acc, int tile, int mt,
                                           int nt, long long seg_begin, long long seg_end, int wm, int wn, int wk,
@@ -289,7 +287,7 @@ HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::Stream
   if (wk == 0) {
     float4* ws = reinterpret_cast<float4*>(p.ws) + slot * kSlot;
     for_each_quad(acc, [&](float (&c)[4], int r) {
-      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = no_sentinel(c);
+      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
     });
   }
   // The barrier orders the partial's writes before thread 0's release add (arch::atomic_add_acq_rel_gpu); after
@@ -304,7 +302,7 @@ HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::Stream
   if (wk == 0) {
     acc.zero();
     const int g_lo = sk.owner(t0), g_hi = sk.owner(t0 + sk.k_iters - 1);
-    float4* ws = reinterpret_cast<float4*>(p.ws) + wmn * R * 32 + lane;
+    const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
     for (int gg = g_lo; gg <= g_hi; ++gg) {
       const float4* from = ws + (2 * gg + (sk.begin(gg) >= t0 ? 0 : 1)) * kSlot;
       for_each_quad(acc, [&](float (&c)[4], int r) {
@@ -312,13 +310,6 @@ HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::Stream
       });
     }
     store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
-    // The sentinel back in a pass of its own: stores beside the adds' loads cost the wgmma kernels spills.
-    for (int gg = g_lo; gg <= g_hi; ++gg) {
-      float4* from = ws + (2 * gg + (sk.begin(gg) >= t0 ? 0 : 1)) * kSlot;
-      for_each_quad(acc, [&](float (&)[4], int r) {
-        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) from[r * 32] = sentinel4();
-      });
-    }
   }
   if (threadIdx.x == 0) p.counters[tile] = 0;
 }
@@ -338,7 +329,7 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
     if (wk == 0) store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
     return;
   }
-  if constexpr (R <= 8 && !HM_FIXUP_BY_LAST) {
+  if constexpr (R <= 8) {
     if (wk == 0) finish_shared_tile_by_first<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, wm, wn, lane, fix);
   } else {
     finish_shared_tile_by_last<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, wk, lane, fix);
