@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first sk-pairs conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -242,12 +242,6 @@ for step in $steps; do
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 150 $P --n $n --k $k --m 1,16 --tiles "$V"; done
       for f in mxfp4 nvfp4; do timeout 100 $P --m 1,16 --format "$f" --tiles "$V"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-first.txt" ;;
-    # the decode fix-up reading two sharers' partials at once against one at a time (HM_SHARERS_AT_ONCE), interleaved
-    sk-pairs) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
-      V="tuner; tuner +HM_SHARERS_AT_ONCE=1; tuner; tuner +HM_SHARERS_AT_ONCE=1; tuner"
-      for nk in "28672 8192" "8192 28672"; do read -r n k <<< "$nk"; timeout 120 $P --n $n --k $k --m 1,16 --tiles "$V"; done
-      for f in mxfp4 nvfp4; do timeout 100 $P --m 1 --format "$f" --tiles "$V"; done
-    } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-pairs.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

@@ -18,10 +18,6 @@
 #ifndef HM_FINISH_STEPS
 #define HM_FINISH_STEPS 3
 #endif
-// Timing experiment (device_batch.sh sk-pairs): sharers a decode tile's first CTA reads at once, 1 or 2.
-#ifndef HM_SHARERS_AT_ONCE
-#define HM_SHARERS_AT_ONCE 2
-#endif
 
 namespace humming {
 namespace epilogue {
@@ -251,30 +247,21 @@ HM_DEVICE void finish_shared_tile_by_first(const Args& p, const scheduler::Strea
   }
   if constexpr (HM_FINISH_STEPS < 3) return;
   const int g_hi = sk.owner(t0 + sk.k_iters - 1);
-  // Two sharers at a time (a split-K tile's three wait two round trips, not three), added in CTA order.
-  for (int gg = static_cast<int>(blockIdx.x) + 1; gg <= g_hi; gg += HM_SHARERS_AT_ONCE) {
-    const bool pair = HM_SHARERS_AT_ONCE == 2 && gg < g_hi;
-    float4* from0 = ws + 2 * gg * kSlot;  // a sharer's first segment: its slot 2g
-    float4* from1 = ws + 2 * (pair ? gg + 1 : gg) * kSlot;
-    float4 v0[R], v1[R];
+  for (int gg = static_cast<int>(blockIdx.x) + 1; gg <= g_hi; ++gg) {
+    float4* from = ws + 2 * gg * kSlot;  // the sharer's first segment: its slot 2g
+    float4 v[R];
     bool pending;
-    do {  // all loads together (one round trip when the sharers are done), again until no word is the sentinel
+    do {  // all loads together (one round trip when the sharer is done), again until no word is the sentinel
       pending = false;
       for_each_quad(acc, [&](float (&)[4], int r) {
-        const bool live = quad_row<Cfg>(acc, r, mt, wm, lane) < p.m;
-        v0[r] = live ? arch::ld_relaxed_f4(from0 + r * 32) : float4{};
-        v1[r] = live && pair ? arch::ld_relaxed_f4(from1 + r * 32) : float4{};
-        pending |= has_sentinel(v0[r]) || has_sentinel(v1[r]);
+        v[r] = quad_row<Cfg>(acc, r, mt, wm, lane) < p.m ? arch::ld_relaxed_f4(from + r * 32) : float4{};
+        pending |= has_sentinel(v[r]);
       });
     } while (pending);
     for_each_quad(acc, [&](float (&c)[4], int r) {
       if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) {
-        add4(c, v0[r]);
-        from0[r * 32] = sentinel4();
-        if (pair) {
-          add4(c, v1[r]);
-          from1[r * 32] = sentinel4();
-        }
+        add4(c, v[r]);
+        from[r * 32] = sentinel4();
       }
     });
   }
