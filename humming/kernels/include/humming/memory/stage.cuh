@@ -16,6 +16,10 @@
 #ifndef HM_LOADER_POINTERS
 #define HM_LOADER_POINTERS 4
 #endif
+// Timing experiment (device_batch.sh aload): 1 = the activation loader's per-chunk form for regular tiles too.
+#ifndef HM_ALOAD_PER_CHUNK
+#define HM_ALOAD_PER_CHUNK 0
+#endif
 
 namespace humming {
 namespace memory {
@@ -145,6 +149,7 @@ struct ActivationLoader {
   const char* src[kRegular ? 1 : PER];  // row start + chunk column at kt = 0 (regular: the first chunk's)
   long long step;                       // regular: global bytes between the thread's chunks
   int kk[kRegular ? 1 : PER];           // k of the chunk at kt = 0
+  u32 to[kRegular ? PER : 1];           // regular: each chunk's offset in the (swizzled) tile
   Mask ok;                              // bit i: chunk i's row lies inside M
   int k;
 
@@ -158,6 +163,7 @@ struct ActivationLoader {
       const int r = c / CPR;
       const int ck = c - r * CPR;
       ok |= static_cast<Mask>((TOTAL % THREADS == 0 || c < TOTAL) && m0 + r < m ? 1 : 0) << i;
+      if constexpr (kRegular) to[i] = mma::a_tile_offset<Stage::BK>(r, ck);
       if (!kRegular || i == 0) {
         kk[i] = ck * 8;
         src[i] = static_cast<const char*>(a) + (static_cast<long long>(m0 + r) * lda + ck * 8) * 2;
@@ -166,19 +172,34 @@ struct ActivationLoader {
   }
 
   HM_DEVICE void load(u32 dst, int kt, u32 /*bar*/ = 0) const {
+    if constexpr (kRegular && !HM_ALOAD_PER_CHUNK) {
+      // One column a thread: one K test a stage, then copies (or zeros past K) predicated on each row's flag,
+      // with offsets fixed at the tile's start. Branching per chunk instead cost the decode loop ~4 branch
+      // regions a stage (BSSY / BRA / BSYNC and the offset's arithmetic each; SASS, 2026-12-03).
+      const char* from = src[0] + static_cast<long long>(kt) * Stage::BK * 2;
+      if (kt * Stage::BK + kk[0] < k) {
 #pragma unroll
-    for (int i = 0; i < PER; ++i) {
-      if ((ok >> i) & 1) {
-        const int c = threadIdx.x + i * THREADS;
-        const int r = c / CPR;
-        const int ck = c - r * CPR;
-        const u32 to = dst + mma::a_tile_offset<Stage::BK>(r, ck);
-        const int j = kRegular ? 0 : i;  // regular: one column (one K test), its pointer `step` apart a chunk
-        const char* from = src[j] + (kRegular ? i * step : 0);
-        if (kt * Stage::BK + kk[j] < k)
-          arch::cp_async16(to, from + static_cast<long long>(kt) * Stage::BK * 2);
-        else
-          arch::store_zero16(to);  // past K: zeros (the padded weights there are zero codes, but 0 * NaN is NaN)
+        for (int i = 0; i < PER; ++i)
+          if ((ok >> i) & 1) arch::cp_async16(dst + to[i], from + i * step);
+      } else {
+#pragma unroll
+        for (int i = 0; i < PER; ++i)
+          if ((ok >> i) & 1) arch::store_zero16(dst + to[i]);  // past K (0 * garbage could be NaN)
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < PER; ++i) {
+        if ((ok >> i) & 1) {
+          const int c = threadIdx.x + i * THREADS;
+          const int r = c / CPR;
+          const int ck = c - r * CPR;
+          const u32 at = dst + mma::a_tile_offset<Stage::BK>(r, ck);
+          const int j = kRegular ? 0 : i;
+          if (kt * Stage::BK + kk[j] < k)
+            arch::cp_async16(at, src[j] + (kRegular ? i * step : 0) + static_cast<long long>(kt) * Stage::BK * 2);
+          else
+            arch::store_zero16(at);  // past K: zeros (the padded weights there are zero codes, but 0 * NaN is NaN)
+        }
       }
     }
   }
