@@ -242,16 +242,6 @@ for step in $steps; do
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 150 $P --n $n --k $k --m 1,16 --tiles "$V"; done
       for f in mxfp4 nvfp4; do timeout 100 $P --m 1,16 --format "$f" --tiles "$V"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-first.txt" ;;
-    # the activation loader's predicated copies (one K test a stage) against its per-chunk branches
-    # (HM_ALOAD_PER_CHUNK=1, the form before), interleaved in one process a shape, verified
-    aload) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
-      V="tuner; tuner stream-k +HM_ALOAD_PER_CHUNK=1; tuner; tuner stream-k +HM_ALOAD_PER_CHUNK=1; tuner"
-      timeout 120 $P --m 1,16 --tiles "$V"
-      timeout 120 $P --n 8192 --k 28672 --m 1,16 --tiles "${V//stream-k/split-k}"
-      timeout 100 $P --n 28672 --k 4096 --m 1,16 --tiles "${V//stream-k/data-parallel}"
-      timeout 100 $P --m 1,16 --format mxfp4 --tiles "$V"
-      timeout 100 $P --m 1,16 --format "w8a16 s8 ch" --tiles "${V//stream-k/data-parallel}"
-    } 2>&1 | grep -v "^ *skip" | tee "$OUT/aload.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

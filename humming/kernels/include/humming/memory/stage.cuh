@@ -16,10 +16,7 @@
 #ifndef HM_LOADER_POINTERS
 #define HM_LOADER_POINTERS 4
 #endif
-// Timing experiment (device_batch.sh aload): 1 = the activation loader's per-chunk form for regular tiles too.
-#ifndef HM_ALOAD_PER_CHUNK
-#define HM_ALOAD_PER_CHUNK 0
-#endif
+
 
 namespace humming {
 namespace memory {
@@ -172,10 +169,12 @@ struct ActivationLoader {
   }
 
   HM_DEVICE void load(u32 dst, int kt, u32 /*bar*/ = 0) const {
-    if constexpr (kRegular && !HM_ALOAD_PER_CHUNK) {
-      // One column a thread: one K test a stage, then copies (or zeros past K) predicated on each row's flag,
-      // with offsets fixed at the tile's start. Branching per chunk instead cost the decode loop ~4 branch
-      // regions a stage (BSSY / BRA / BSYNC and the offset's arithmetic each; SASS, 2026-12-03).
+    if constexpr (kRegular && PER > 1) {
+      // One column a thread: one K test a stage, then copies (or zeros past K) predicated on each row's flag.
+      // Branching per chunk cost the decode loop four branch regions a stage (static loop 687 -> 664
+      // instructions): M = 16 2 us faster on 28672 x 8192 and 8192 x 28672, 0.9 on 28672 x 4096, 1 for MXFP4
+      // (H200, 2026-12-03 22:2x, interleaved). One chunk a thread (the 8-bit decode tile) keeps the per-chunk
+      // form: this one measured 1 us slower there (s8 M = 1, 62.5-62.7 against 61.3-61.7 us).
       const char* from = src[0] + static_cast<long long>(kt) * Stage::BK * 2;
       if (kt * Stage::BK + kk[0] < k) {
 #pragma unroll
