@@ -128,7 +128,7 @@ def test_the_sass_holds_hmma_and_the_main_paths_do_not_spill(compiled, tmp_path:
 
 
 def test_every_uniform_register_the_kernels_read_is_written(compiled, tmp_path: Path) -> None:
-    # NVRTC 13.0 left the cp.async's UR0 / UR1 unwritten for sm_90a and later (tuning.CP_ASYNC_MISCOMPILES): an
+    # NVRTC 13.0 left the cp.async's UR0 / UR1 unwritten for sm_90a and later (target.CP_ASYNC_MISCOMPILES): an
     # illegal instruction on the H200. Whatever NVRTC runs these tests must not.
     tool = _nvdisasm()
     if tool is None:
@@ -136,6 +136,18 @@ def test_every_uniform_register_the_kernels_read_is_written(compiled, tmp_path: 
     for i, (spec, kernel) in enumerate(compiled):
         missing = unwritten_uniform_registers(_sass(tool, kernel.binary, tmp_path / f"u{i}.cubin"))
         assert not missing, f"{spec.describe()}: reads UR{sorted(missing)} that nothing writes"
+
+
+def test_the_toolchain_refuses_such_an_nvrtc_for_a_direct_compile_too(monkeypatch) -> None:
+    from humming.core.build import compile_source
+    from humming.devices.nvidia import target as nvidia_target
+
+    monkeypatch.setattr(nvidia_target, "nvrtc_version", lambda: (13, 0))
+    source = 'extern "C" __global__ void k(int* p) { p[threadIdx.x] = 1; }'
+    for arch in ("sm_90a", "sm_120a"):
+        with pytest.raises(UnsupportedError, match=r"NVRTC 13\.0 miscompiles cp\.async[\s\S]*pip install -U"):
+            compile_source(source, target=archs.capabilities(arch).target, name="refused.cu")
+    assert nvidia_target.arch_options(archs.capabilities("sm_89").target) == ("--gpu-architecture=sm_89",)
 
 
 def test_an_nvrtc_that_miscompiles_cp_async_for_the_target_is_refused_before_anything_compiles(monkeypatch) -> None:

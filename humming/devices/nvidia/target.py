@@ -31,6 +31,24 @@ _MARKER = "cuda_fp16.h"
 
 _ARCH_RE = re.compile(r"sm_(\d+)([af]?)")
 
+#: NVRTC releases whose ptxas miscompiles every dense kernel's cp.async for some target families: 13.0 leaves the
+#: copy's shared-memory offset and memory descriptor in uniform registers that nothing writes (``LDGSTS
+#: [R+UR0], desc[UR1]``, UR0 / UR1 never defined: the mma.sync decode kernels for sm_90a, sm_100a and sm_120a,
+#: s4 / s8 / MXFP4, disassembled 2026-12-03; sm_80 / sm_89 builds are clean, and 13.5 defines the registers on
+#: every target). On the H200 the first decode launch of a 13.0 build raised an illegal instruction (20:16).
+CP_ASYNC_MISCOMPILES: dict[tuple[int, int], frozenset[str]] = {
+    (13, 0): frozenset({"hopper", "blackwell", "blackwell-client", "rubin"})}
+
+
+def refuse_defective_nvrtc(target: Target, version: tuple[int, int]) -> None:
+    """UnsupportedError when NVRTC ``version`` is known to miscompile code for ``target`` (CP_ASYNC_MISCOMPILES)."""
+    if target.family in CP_ASYNC_MISCOMPILES.get(version[:2], frozenset()):
+        raise UnsupportedError(
+            f"NVRTC {version[0]}.{version[1]} miscompiles cp.async for {target.arch} (its ptxas leaves the copy's "
+            "uniform registers undefined: an illegal instruction at the first launch)",
+            missing=[f"an NVRTC that compiles cp.async correctly for {target.arch}"],
+            alternatives=["pip install -U nvidia-cuda-nvrtc (13.5 and later compile it correctly)"])
+
 
 def parse_arch(arch: str) -> tuple[int, str]:
     """``"sm_90a"`` -> ``(90, "a")``; InvalidInputError for anything that is not an NVRTC SM target."""
@@ -54,6 +72,9 @@ def arch_options(target: Target) -> tuple[str, ...]:
             missing=[f"NVRTC support for sm_{number}"],
             alternatives=[f"targets this NVRTC builds: {', '.join(f'sm_{a}' for a in known)}",
                           f"an nvidia-cuda-nvrtc wheel that supports sm_{number}"])
+    # Every kernel this library builds copies with cp.async: a compiler that miscompiles it is refused here, where
+    # every compile (and disk-cache lookup) of the target passes, not only the tuner's plans.
+    refuse_defective_nvrtc(target, nvrtc_version())
     return (f"--gpu-architecture={target.arch}",)
 
 

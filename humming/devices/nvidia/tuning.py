@@ -19,6 +19,7 @@ from humming.core.compiler import nvrtc_version
 from humming.core.packing import padded_shape
 from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
+from humming.devices.nvidia.target import refuse_defective_nvrtc
 from humming.errors import InvalidInputError, UnsupportedError
 from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile, WeightKind
 from humming.kernels.gemm_dense_wgmma import (GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec,
@@ -63,13 +64,6 @@ _INF = 1 << 62
 #: illegal instruction at that LDGSTS); it trapped in one run of the correctness matrix and passed in the next,
 #: as garbage registers would. NVRTC 13.5 compiles the same source with the registers defined.
 WGMMA_MIN_NVRTC = (13, 5)
-#: NVRTC releases whose ptxas miscompiles every dense kernel's cp.async for some target families: 13.0 leaves the
-#: copy's shared-memory offset and memory descriptor in uniform registers that nothing writes (``LDGSTS
-#: [R+UR0], desc[UR1]``, UR0 / UR1 never defined: the mma.sync decode kernels for sm_90a, sm_100a and sm_120a,
-#: s4 / s8 / MXFP4, disassembled 2026-12-03; sm_80 / sm_89 builds are clean, and 13.5 defines the registers on
-#: every target). On the H200 the first decode launch of a 13.0 build raised an illegal instruction (20:16).
-CP_ASYNC_MISCOMPILES: dict[tuple[int, int], frozenset[str]] = {
-    (13, 0): frozenset({"hopper", "blackwell", "blackwell-client", "rubin"})}
 #: One CTA a tile when the tiles fill at least this share of one wave (and at most all of it).
 DP_WAVE_FILL = 0.8
 #: From this many waves of tiles on, one CTA a tile again: the tail wave is a small share and Stream-K's
@@ -184,16 +178,11 @@ def _loaded_nvrtc() -> tuple[int, int] | None:
 
 def check_compiler(caps: DeviceCapabilities) -> None:
     """UnsupportedError, before anything is compiled or launched, when the NVRTC loaded here miscompiles the dense
-    kernels for ``caps``' target (CP_ASYNC_MISCOMPILES); nothing when no NVRTC loads."""
+    kernels for ``caps``' target (target.CP_ASYNC_MISCOMPILES; the toolchain refuses the same at compile time);
+    nothing when no NVRTC loads."""
     version = _loaded_nvrtc()
-    if version is None:
-        return
-    if caps.target.family in CP_ASYNC_MISCOMPILES.get(version[:2], frozenset()):
-        raise UnsupportedError(
-            f"NVRTC {version[0]}.{version[1]} miscompiles the dense kernels' cp.async for {caps.target.arch} (its "
-            "ptxas leaves the copy's uniform registers undefined: an illegal instruction at the first launch)",
-            missing=[f"an NVRTC that compiles cp.async correctly for {caps.target.arch}"],
-            alternatives=["pip install -U nvidia-cuda-nvrtc (13.5 and later compile it correctly)"])
+    if version is not None:
+        refuse_defective_nvrtc(caps.target, version)
 
 
 def compiler_builds(rule: TileRule) -> bool:
