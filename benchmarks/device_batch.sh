@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -242,6 +242,17 @@ for step in $steps; do
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 150 $P --n $n --k $k --m 1,16 --tiles "$V"; done
       for f in mxfp4 nvfp4; do timeout 100 $P --m 1,16 --format "$f" --tiles "$V"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-first.txt" ;;
+    # M 9..16 on wgmma (m64n16k16, the dequant overlapping the asynchronous MMA) against the tuner's mma.sync decode
+    # tile, now that the producer, the loader fixes and the decode fix-up exist (wgmma N = 16 lost in run 6, before
+    # them): one warpgroup 2 CTAs an SM, two with a producer, one with a producer; Stream-K (cooperative) and one CTA
+    # a tile; verified, interleaved, three shapes and MXFP4 (built 2026-12-03 after the device time ran out: they
+    # compile without spills, 128-203 registers; not yet run)
+    m16-wgmma) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+      A="wgmma:1,1,4,1,1,64,8,8,2"; B="wgmma:1,1,8,1,1,64,8,8,1,0,0,1"; C="wgmma:1,1,4,1,1,64,6,8,2,0,0,1"
+      V="tuner; $A stream-k; $A data-parallel; $B stream-k; $C stream-k; tuner; $A stream-k"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 150 $P --n $n --k $k --m 9,16 --tiles "$V"; done
+      timeout 120 $P --m 16 --format mxfp4 --tiles "$V"
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/m16-wgmma.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done
