@@ -149,13 +149,14 @@ def profile(args: argparse.Namespace) -> None:
                     first = plans[0]
                     tile, kernel = first.spec.tile, type(first.spec)
                 # +COOP=0: the plan launched without the cooperative attribute (what that attribute costs)
-                names = [d for d in defs.split(",") if d and d != "COOP=0"]
+                items = defs.split(",")
+                names = [d for d in items if d and d != "COOP=0"]
                 if names:
                     kernel = with_defines(kernel, ",".join(names))
                 sched, _, parts = (sched or "").partition(":")  # split-k:N, N parts of K
                 plan = tuner.plan(problem, caps, sms, tile=tile, schedule=sched or None, kernel=kernel,
                                   splits=int(parts) if parts else None)
-                plans.append(dataclasses.replace(plan, cooperative=False) if "COOP=0" in defs.split(",") else plan)
+                plans.append(dataclasses.replace(plan, cooperative=False) if "COOP=0" in items else plan)
             except Exception as exc:  # noqa: BLE001 - a variant that does not apply: say so, go on
                 print(f"  skip {tile}: {exc}", flush=True)
         # a variant's class made here cannot be pickled for compiler processes: threads then

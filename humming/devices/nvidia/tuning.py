@@ -21,7 +21,7 @@ from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
 from humming.devices.nvidia.target import refuse_defective_nvrtc
 from humming.errors import InvalidInputError, UnsupportedError
-from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile, WeightKind
+from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
 from humming.kernels.gemm_dense_wgmma import (GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec,
                                               wgmma_tile, wide_tile)
 

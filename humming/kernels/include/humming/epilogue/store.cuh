@@ -304,7 +304,7 @@ HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::Stream
     const int g_lo = sk.owner(t0), g_hi = sk.owner(t0 + sk.k_iters - 1);
     const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
     for (int gg = g_lo; gg <= g_hi; ++gg) {
-      const float4* from = ws + (2 * gg + (sk.begin(gg) >= t0 ? 0 : 1)) * kSlot;
+      const float4* from = ws + sk.slot(gg, t0) * kSlot;
       for_each_quad(acc, [&](float (&c)[4], int r) {
         if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) add4(c, arch::ldcg_f4(from + r * 32));
       });

@@ -17,7 +17,6 @@
 #define HM_LOADER_POINTERS 4
 #endif
 
-
 namespace humming {
 namespace memory {
 

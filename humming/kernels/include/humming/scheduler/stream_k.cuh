@@ -41,6 +41,9 @@ struct StreamK {
     while (g > 0 && begin(g) > x) --g;
     return g;
   }
+  // Workspace slot of CTA g's partial for the tile whose first iteration is t0 (g shares it): 2g when the tile holds
+  // g's first iteration, else 2g + 1 (the tile is g's last segment).
+  HM_DEVICE int slot(int g, long long t0) const { return 2 * g + (begin(g) >= t0 ? 0 : 1); }
 };
 
 // The split of a launch's tiles x k_iters iterations over its CTAs (gridDim.x).
