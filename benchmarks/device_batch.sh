@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup fixup2 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -253,6 +253,41 @@ for step in $steps; do
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 150 $P --n $n --k $k --m 9,16 --tiles "$V"; done
       timeout 120 $P --m 16 --format mxfp4 --tiles "$V"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/m16-wgmma.txt" ;;
+    # three and four decode CTAs an SM (12 / 16 warps; 128-deep stages need only 125-164 registers since the loaders
+    # were slimmed, run 10) under Stream-K, against the tuner's two, at M = 1 / 16, verified
+    occ34) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+      for m in 1 16; do s=1; [ "$m" = 16 ] && s=2
+        V="tuner; 1,1,2,1,2,256,2,8,3,$s stream-k; 1,1,2,1,2,128,5,8,3,$s stream-k; 1,1,2,1,2,128,3,8,4,$s stream-k; tuner"
+        for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --m $m --tiles "$V"; done
+        timeout 100 $P --m $m --format mxfp4 --tiles "$V"; done
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/occ34.txt" ;;
+    # M = 64's slow copies (loads-only a3 CTAs ran 27.5 to 52.7 us on equal ranges): the 512 x 64 tile with 8 and 4
+    # stages under Stream-K, data-parallel (56 CTAs, a whole tile each) and split-K, full and loads-only, with each
+    # CTA's run (--span --slowest)
+    m64-diag) { T="wgmma:1,4,8,1,1,64"; P="python3 benchmarks/profile_wna16.py --reps 20 --m 64 --span --slowest 6"
+      V="tuner stream-k; $T,4,8,1,0,0,1 stream-k; $T,8,8,1,0,0,1 data-parallel; $T,8,8,1,0,0,1 split-k"
+      timeout 120 $P --tiles "$V"; timeout 120 $P --ablate 3 --tiles "$V"
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-diag.txt" ;;
+    # which step of the counter form's fix-up makes M = 64's tail (store.cuh HM_FIXUP_STEPS 0-3; HM_FINISH_STEPS=1: no
+    # finish at all), split-K and Stream-K, one process, each CTA's run (--span)
+    m64-fixup) { T="wgmma:1,4,8,1,1,64,8,8,1,0,0,1"; P="python3 benchmarks/profile_wna16.py --reps 20 --span"
+      V="tuner; tuner stream-k +HM_SWAPPED_STORE_PAIRS=0"; for sch in split-k stream-k; do V="$V; $T $sch +HM_FINISH_STEPS=1"
+        for s in 0 1 2; do V="$V; $T $sch +HM_FIXUP_STEPS=$s"; done; done
+      timeout 200 $P --m 64 --verify --tiles "$V; tuner stream-k"
+      for nk in "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 100 $P --n $n --k $k --m 64 --verify --tiles "tuner stream-k +HM_SWAPPED_STORE_PAIRS=0; tuner stream-k"; done
+      timeout 100 $P --m 1024 --verify --tiles "tuner data-parallel +HM_SWAPPED_STORE_PAIRS=0; tuner data-parallel"
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-fixup.txt" ;;
+    # the counter form's fix-up with the slots' reads batched and this CTA's own partial from registers
+    # (HM_FIXUP_FAST=0: the general loop of before) and the swapped store by pairs (HM_SWAPPED_STORE_PAIRS=0: by
+    # element), M = 64 on the three large shapes, M = 128 / 256 on 28672 x 8192; verified, each CTA's run
+    fixup2) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --verify"
+      V="tuner stream-k; tuner stream-k +HM_FIXUP_FAST=0; tuner stream-k +HM_FIXUP_FAST=0,HM_SWAPPED_STORE_PAIRS=0"
+      V="$V; tuner stream-k +HM_FIXUP_BATCH=2; tuner split-k; tuner split-k +HM_FIXUP_FAST=0; tuner stream-k"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 150 $P --n $n --k $k --m 64 --tiles "$V"; done
+      timeout 150 $P --m 128,256 --tiles "tuner; tuner +HM_FIXUP_FAST=0; tuner"
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/fixup2.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done
