@@ -145,7 +145,7 @@ def _workspace(device: int, stream: int, floats: int, counters: int,
                sentinel: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Scratch per (device, stream, kind): f32 partial-sum slots and int32 counters (zero, kept zero).
 
-    ``sentinel``: the slots of cooperative plans, whose kernels wait for partials to land (epilogue/store.cuh): all-ones
+    ``sentinel``: the slots of the decode form's plans, which wait for partials to land (epilogue/store.cuh): all-ones
     words (its kSentinel, "not written yet") between launches, which those kernels write back after reading, so
     they are filled once, here. Other plans' slots hold anything: a kernel of the other protocol must not share them.
     """
@@ -189,7 +189,7 @@ def launch(out: torch.Tensor, x2: torch.Tensor, data: torch.Tensor, scales: torc
     tuner = _device(device)[1]
     m_tiles, n_tiles, k_pad = tuner.grid_sizes(plan)
     stream = torch.cuda.current_stream(device).cuda_stream
-    ws, cnt = _workspace(device, stream, plan.workspace_floats, plan.counters, plan.cooperative)
+    ws, cnt = _workspace(device, stream, plan.workspace_floats, plan.counters, plan.sentinel)
     nb64 = data.shape[1]
     kernel.launch(plan.grid, plan.block, plan.smem,
                   (x2, data, scales, zeros, chscale, gscale, bias, out, ws, cnt,

@@ -23,11 +23,12 @@ class KernelPlan:
     grid: int  # CTAs (1-D)
     block: int  # threads per CTA
     smem: int  # dynamic shared memory bytes
-    workspace_floats: int = 0  # f32 scratch the launch needs (split-tile partials; a cooperative launch's are all-ones words)
+    workspace_floats: int = 0  # f32 scratch the launch needs (split-tile partials; all-ones words if `sentinel`)
     counters: int = 0  # int32 counters the launch needs, zero on entry and on exit
     schedule: str = "data-parallel"  # "data-parallel" | "split-k" | "stream-k"
     reasons: tuple[str, ...] = field(default=())  # why this choice, one line each
-    cooperative: bool = False  # every CTA resident at once: CTAs wait for others' partial tiles (sentinel workspace)
+    cooperative: bool = False  # every CTA resident at once: CTAs wait for others' partial tiles
+    sentinel: bool = False  # the partial slots hold the all-ones "not written" word between launches (decode tiles)
 
     def explain(self) -> str:
         lines = [self.problem.describe(), f"kernel: {self.spec.describe()}",

@@ -153,11 +153,11 @@ def test_split_tiles_leave_the_workspace_as_they_found_it(m: int) -> None:
 
     fmt = FORMATS["s4_g128"]
     plan = hg.plan_for(GemmProblem(m, SPLIT_K_SHAPE[0], SPLIT_K_SHAPE[1], fmt, dtypes.bf16, dtypes.bf16, True))
-    assert plan.workspace_floats > 0 and plan.cooperative == (m <= 16), plan.explain()
+    assert plan.workspace_floats > 0 and plan.cooperative == plan.sentinel == (m <= 16), plan.explain()
     _run("s4_g128", dtypes.bf16, m, SPLIT_K_SHAPE, bias=True, out=dtypes.bf16)
     ws, counters = hg._workspace(torch.cuda.current_device(), torch.cuda.current_stream().cuda_stream, 0, 0,
-                                 plan.cooperative)
-    if plan.cooperative:
+                                 plan.sentinel)
+    if plan.sentinel:
         words = ws.view(torch.int32)
         assert bool((words == -1).all()), f"{int((words != -1).sum())} workspace words are not the sentinel"
     assert not bool(counters.any()), f"{int(counters.count_nonzero())} tile counters are not zero"

@@ -254,6 +254,7 @@ def test_plans_with_partial_tiles_are_cooperative_and_fit_one_wave() -> None:
     problem = GemmProblem(1, 8192, 8192, W4, dtypes.bf16, dtypes.bf16)
     split = tuning.TUNER.plan(problem, caps, 132)
     assert split.schedule == "split-k" and split.cooperative and "(cooperative)" in split.explain()
+    assert split.sentinel  # its slots hold the "not written" word between launches (ops._workspace)
     sk = tuning.TUNER.plan(problem, caps, 132, schedule="stream-k")
     assert sk.cooperative and sk.grid == 264
     dp = tuning.TUNER.plan(GemmProblem(1, 28672, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132)
@@ -264,6 +265,7 @@ def test_plans_with_partial_tiles_are_cooperative_and_fit_one_wave() -> None:
     # larger tiles are finished by the last CTA to arrive: an ordinary launch, any number of CTAs
     m64 = tuning.TUNER.plan(GemmProblem(64, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
     assert m64.schedule == "stream-k" and not m64.cooperative and not m64.spec.waits_for_sharers()
+    assert not m64.sentinel
     wide = tuning.TUNER.plan(GemmProblem(64, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132,
                              tile=Tile(1, 4, 4, 1, 1, 64, 4, 8, 1), schedule="split-k", splits=8)
     assert wide.grid > 264 and not wide.cooperative

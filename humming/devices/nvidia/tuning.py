@@ -321,7 +321,7 @@ class DenseTuner:
             raise InvalidInputError(f"schedule={schedule!r}: {grid} CTAs share decode tiles, more than the {resident} "
                                     f"that run at once ({sm_count} SMs x {spec.min_blocks}); use fewer splits")
         return KernelPlan(problem, spec, grid, spec.cta_threads(), spec.smem_bytes(), ws, tiles if ws else 0, schedule,
-                          tuple(reasons), cooperative=waits)
+                          tuple(reasons), cooperative=waits, sentinel=waits)
 
     @staticmethod
     def grid_sizes(plan: KernelPlan) -> tuple[int, int, int]:
