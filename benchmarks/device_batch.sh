@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup fixup2 staged conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup fixup2 staged spread conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -300,6 +300,15 @@ for step in $steps; do
       timeout 150 $P --m 256 --tiles "$V"
       timeout 150 $P --m 1024 --tiles "tuner data-parallel; tuner data-parallel +HM_STAGED_FIXUP=0; tuner data-parallel"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/staged.txt" ;;
+    # NOTES run 15 lead 1, built after the device time ran out (not yet run): a split tile's reduction spread over
+    # its sharers (store.cuh HM_SPREAD_FIXUP, cooperative launch) against the last arrival's, M = 64 on the three
+    # large shapes, Stream-K and split-K, verified, each CTA's run; then the GPU tests with it on for every kernel
+    spread) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --verify"
+      S="+HM_SPREAD_FIXUP=1,COOP=1"
+      V="tuner stream-k; tuner stream-k $S; tuner split-k; tuner split-k $S; tuner stream-k; tuner stream-k $S"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 150 $P --n $n --k $k --m 64 --tiles "$V"; done
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/spread.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

@@ -148,15 +148,17 @@ def profile(args: argparse.Namespace) -> None:
                 if tile is None:  # the tuner's tile and kernel under the schedule given
                     first = plans[0]
                     tile, kernel = first.spec.tile, type(first.spec)
-                # +COOP=0: the plan launched without the cooperative attribute (what that attribute costs)
+                # +COOP=0 / +COOP=1: the plan launched without / with the cooperative attribute (what it costs; the
+                # co-residency an experiment's kernel needs, e.g. HM_SPREAD_FIXUP)
                 items = defs.split(",")
-                names = [d for d in items if d and d != "COOP=0"]
+                names = [d for d in items if d and d not in ("COOP=0", "COOP=1")]
                 if names:
                     kernel = with_defines(kernel, ",".join(names))
                 sched, _, parts = (sched or "").partition(":")  # split-k:N, N parts of K
                 plan = tuner.plan(problem, caps, sms, tile=tile, schedule=sched or None, kernel=kernel,
                                   splits=int(parts) if parts else None)
-                plans.append(dataclasses.replace(plan, cooperative=False) if "COOP=0" in items else plan)
+                coop = False if "COOP=0" in items else True if "COOP=1" in items else plan.cooperative
+                plans.append(dataclasses.replace(plan, cooperative=coop))
             except Exception as exc:  # noqa: BLE001 - a variant that does not apply: say so, go on
                 print(f"  skip {tile}: {exc}", flush=True)
         # a variant's class made here cannot be pickled for compiler processes: threads then
@@ -192,7 +194,7 @@ def profile(args: argparse.Namespace) -> None:
         def span(plan) -> str:
             assert plan.counters <= SPAN_INDEX, "the tile counters would overlap the span records"
             ctas = min(plan.grid, SPAN_CTAS)
-            slots = hg._workspace(0, timer.stream.cuda_stream, 0, 0, plan.cooperative)[1][SPAN_INDEX:SPAN_INDEX + 4 + 6 * ctas]
+            slots = hg._workspace(0, timer.stream.cuda_stream, 0, 0, plan.sentinel)[1][SPAN_INDEX:SPAN_INDEX + 4 + 6 * ctas]
             ev, sp, split = replay_span(timer, run(plan), slots.view(torch.int64), ctas)
             text = (f"  span: replay {ev:.2f} us, kernel {sp:.2f} us, outside {ev - sp:.2f} us; "
                     + " ".join(f"{k} {v:.2f}" for k, v in split.items()))

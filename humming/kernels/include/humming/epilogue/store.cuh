@@ -23,6 +23,11 @@
 #ifndef HM_FIXUP_STEPS
 #define HM_FIXUP_STEPS 3
 #endif
+// Experiment, not yet run on a GPU (NOTES-wna16 run 15, lead 1): 1 spreads a split tile's reduction over its sharers
+// in the wgmma four-fragment form (finish_spread below); its plans must be launched cooperatively.
+#ifndef HM_SPREAD_FIXUP
+#define HM_SPREAD_FIXUP 0
+#endif
 // Timing experiments only: 0 stores the swapped forms' outputs element by element even where pairs apply.
 #ifndef HM_SWAPPED_STORE_PAIRS
 #define HM_SWAPPED_STORE_PAIRS 1
@@ -352,6 +357,75 @@ HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::Stream
   if (threadIdx.x == 0) p.counters[tile] = 0;
 }
 
+// The counter form with the reduction spread over the tile's sharers (HM_SPREAD_FIXUP; the wgmma four-fragment form's
+// accumulators only). Every sharer writes its slot and adds its k-steps as in finish_shared_tile_by_last; those for
+// which this segment is their CTA's last (the owner of the tile's first k-step, always, and interior ones: np in all)
+// wait for the count to complete, and participant jp reduces and stores the column groups u = (warp, block, m16
+// fragment) with u % np == jp, from all slots in CTA order (the same sums as the last arrival's). One SM takes slots
+// in at ~40 GB/s (run 15): the last arrival alone read ~8 slots of 128 KB at 8192 x 28672, M = 64. The last of the np
+// departures resets the counter. Sharers whose segment is their first (and not last) never wait, so a cooperative
+// launch (all CTAs resident) cannot deadlock. Returns false for other accumulator forms (not handled).
+template <class Cfg, class Args, class Acc>
+HM_DEVICE bool finish_spread(const Args&, const scheduler::StreamK&, Acc&, int, int, int, long long, long long, int,
+                             int, int, float) {
+  return false;
+}
+
+template <class Cfg, class Args, int FN, int NB>
+HM_DEVICE bool finish_spread(const Args& p, const scheduler::StreamK& sk, mma::SwapAccumulators<FN, NB>& acc, int tile,
+                             int mt, int nt, long long seg_begin, long long seg_end, int wm, int wn, int lane,
+                             float fix) {
+  constexpr int R = FN * 4 * NB;
+  constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
+  const int wmn = wm * Cfg::kWarpN + wn;
+  const long long t0 = static_cast<long long>(tile) * sk.k_iters;
+  const int g = blockIdx.x;
+  const int slot = seg_begin == sk.begin(g) ? 2 * g : 2 * g + 1;
+  {
+    float4* ws = reinterpret_cast<float4*>(p.ws) + slot * kSlot;
+    for_each_quad(acc, [&](float (&c)[4], int r) {
+      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
+    });
+  }
+  Cfg::sync_compute();  // the slot's writes before thread 0's release add
+  if (threadIdx.x == 0) arch::atomic_add_acq_rel_gpu(p.counters + tile, static_cast<int>(seg_end - seg_begin));
+  if (seg_end != sk.end(g)) return true;  // this CTA goes on to its next tile; the participants finish this one
+  const int g_lo = sk.owner(t0), g_hi = sk.owner(t0 + sk.k_iters - 1);
+  const int g_p = sk.end(g_hi) <= t0 + sk.k_iters ? g_hi : g_hi - 1;  // the last participant
+  const int np = g_p - g_lo + 1, jp = g - g_lo;
+  if (threadIdx.x == 0) {
+    arch::wait_count_acquire_gpu(p.counters + tile, sk.k_iters);
+    if (atomicAdd(p.counters + tile, 1) == sk.k_iters + np - 1) p.counters[tile] = 0;  // the last departure
+  }
+  Cfg::sync_compute();  // every thread sees the slots thread 0's acquire made visible
+  const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
+  const int t = lane & 3;
+  const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
+  const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16 + 2 * t;
+#pragma unroll
+  for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+    for (int f = 0; f < 4; ++f) {
+      if (((wmn * FN + fn) * 4 + f) % np != jp) continue;  // warp-uniform
+      float(&d)[NB][4] = acc.d[fn][f];
+#pragma unroll
+      for (int h = 0; h < NB; ++h) d[h][0] = d[h][1] = d[h][2] = d[h][3] = 0.0f;
+      for (int gg = g_lo; gg <= g_hi; ++gg) {
+        const float4* from = ws + sk.slot(gg, t0) * kSlot;
+#pragma unroll
+        for (int h = 0; h < NB; ++h) {
+          const int r = (fn * 4 + f) * NB + h;
+          if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) add4(d[h], arch::ldcg_f4(from + r * 32));
+        }
+      }
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+        store_swapped_column<Cfg>(p, d, half, nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * f + (lane >> 2) + 8 * half,
+                                  row0, gs);
+    }
+  return true;
+}
+
 // Finish this CTA's segment [seg_begin, seg_end) of `tile`: the k-warp reduction, then the tile's store (a whole
 // tile) or its share of a split tile.
 template <class Cfg, class Args, class Acc>
@@ -370,6 +444,9 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
   if constexpr (R <= 8) {
     if (wk == 0) finish_shared_tile_by_first<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, wm, wn, lane, fix);
   } else {
+    if constexpr (HM_SPREAD_FIXUP != 0) {
+      if (finish_spread<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, lane, fix)) return;
+    }
     finish_shared_tile_by_last<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, wk, lane, fix);
   }
 }

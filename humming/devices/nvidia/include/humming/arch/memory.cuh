@@ -125,5 +125,17 @@ HM_DEVICE int atomic_add_acq_rel_gpu(int* p, int v) {
   return old;
 }
 
+// Wait until a counter other CTAs add to (atomic_add_acq_rel_gpu) reaches `target`, with acquire semantics at GPU
+// scope (what those adds released is visible to this CTA after a barrier that follows). Only for CTAs that are
+// resident together (a cooperative launch): the adds it waits for come from CTAs that never wait themselves first.
+HM_DEVICE void wait_count_acquire_gpu(const int* p, int target) {
+  int v;
+  while (true) {
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    if (v >= target) return;
+    __nanosleep(64);
+  }
+}
+
 }  // namespace arch
 }  // namespace humming
