@@ -161,7 +161,7 @@ for step in $steps; do
       timeout 60 $P --m 1 --n 28672 --k 4096
       timeout 100 python3 benchmarks/experiments/read_ceiling.py --mb 117.4,60.6
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/span.txt" ;;
-    # Stream-K decode with partial tiles that carry only the rows inside M (store.cuh quad_row): the tuner's tile,
+    # Stream-K decode with partial tiles that carry only the rows inside M (finish.cuh quad_row): the tuner's tile,
     # data-parallel (224 CTAs: 92 SMs run two, 40 one) against Stream-K (264 CTAs, two an SM), verified, with
     # each kernel's span split (run time of CTAs sharing an SM against those alone)
     sk-decode) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
@@ -214,7 +214,7 @@ for step in $steps; do
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-cost.txt" ;;
     # which part of a partial tile's finish the copies-only Stream-K build pays for (a5 Stream-K ran 5-6 us over
     # a5 data-parallel, a6 -- no finish -- not at all; deferring the mid-run fence changed nothing: 3d737a3):
-    # HM_FINISH_STEPS 0..5 (store.cuh) under Stream-K in one process, data-parallel first, twice
+    # HM_FINISH_STEPS 0..5 (finish.cuh; store.cuh then) under Stream-K in one process, data-parallel first, twice
     sk-bisect) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --ablate 5"
       V="tuner stream-k"; for n in 0 1 2 3 4 5 0 5; do V="$V; tuner stream-k +HM_FINISH_STEPS=$n"; done
       timeout 120 $P --m 1 --tiles "$V"
@@ -233,7 +233,7 @@ for step in $steps; do
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 90 $P --n $n --k $k --m 1,16 --tiles "$V"; done
       for f in mxfp4 nvfp4; do timeout 90 $P --m 1,16 --format "$f" --tiles "$V"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-settle.txt" ;;
-    # decode tiles split over CTAs, finished by the tile's first CTA (store.cuh finish_shared_tile_by_first,
+    # decode tiles split over CTAs, finished by the tile's first CTA (finish.cuh, then store.cuh, finish_shared_tile_by_first,
     # cooperative launches), against one CTA a tile, interleaved in one process each (schedule* = cooperative;
     # +COOP=0: the same plan launched without the attribute), verified; 456165d also timed the counter form
     # (HM_FIXUP_BY_LAST=1, since removed): RESULTS.md 2026-12-03 21:55
@@ -268,7 +268,7 @@ for step in $steps; do
       V="tuner stream-k; $T,4,8,1,0,0,1 stream-k; $T,8,8,1,0,0,1 data-parallel; $T,8,8,1,0,0,1 split-k"
       timeout 120 $P --tiles "$V"; timeout 120 $P --ablate 3 --tiles "$V"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-diag.txt" ;;
-    # which step of the counter form's fix-up makes M = 64's tail (store.cuh HM_FIXUP_STEPS 0-3; HM_FINISH_STEPS=1: no
+    # which step of the counter form's fix-up makes M = 64's tail (finish.cuh HM_FIXUP_STEPS 0-3; HM_FINISH_STEPS=1: no
     # finish at all), split-K and Stream-K, one process, each CTA's run (--span)
     m64-fixup) { T="wgmma:1,4,8,1,1,64,8,8,1,0,0,1"; P="python3 benchmarks/profile_wna16.py --reps 20 --span"
       V="tuner; tuner stream-k +HM_SWAPPED_STORE_PAIRS=0"; for sch in split-k stream-k; do V="$V; $T $sch +HM_FINISH_STEPS=1"
@@ -301,7 +301,7 @@ for step in $steps; do
       timeout 150 $P --m 1024 --tiles "tuner data-parallel; tuner data-parallel +HM_STAGED_FIXUP=0; tuner data-parallel"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/staged.txt" ;;
     # NOTES run 15 lead 1, built after the device time ran out (not yet run): a split tile's reduction spread over
-    # its sharers (store.cuh HM_SPREAD_FIXUP, cooperative launch) against the last arrival's, M = 64 on the three
+    # its sharers (finish.cuh HM_SPREAD_FIXUP, cooperative launch) against the last arrival's, M = 64 on the three
     # large shapes, Stream-K and split-K, verified, each CTA's run; then the GPU tests with it on for every kernel
     spread) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --verify"
       S="+HM_SPREAD_FIXUP=1,COOP=1"

@@ -145,7 +145,7 @@ def _workspace(device: int, stream: int, floats: int, counters: int,
                sentinel: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Scratch per (device, stream, kind): f32 partial-sum slots and int32 counters (zero, kept zero).
 
-    ``sentinel``: the slots of the decode form's plans, which wait for partials to land (epilogue/store.cuh): all-ones
+    ``sentinel``: the slots of the decode form's plans, which wait for partials to land (epilogue/finish.cuh): all-ones
     words (its kSentinel, "not written yet") between launches, which those kernels write back after reading, so
     they are filled once, here. Other plans' slots hold anything: a kernel of the other protocol must not share them.
     """

@@ -24,7 +24,7 @@
 #include <humming/dequant/scales.cuh>
 #include <humming/dequant/values.cuh>
 #include <humming/dequant/zeros.cuh>
-#include <humming/epilogue/store.cuh>
+#include <humming/epilogue/finish.cuh>
 #include <humming/mma/fragments.cuh>
 #include <humming/mma/swapped.cuh>
 #include <humming/memory/tma.cuh>

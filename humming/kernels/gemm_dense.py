@@ -299,7 +299,7 @@ class GemmDenseSpec(KernelSpec):
 
     def waits_for_sharers(self) -> bool:
         """Whether a tile split over CTAs is finished by its first CTA waiting for the others' partials (a lane's
-        accumulator quads fit registers twice: epilogue/store.cuh's decode form; its launch must hold every CTA at
+        accumulator quads fit registers twice: epilogue/finish.cuh's decode form; its launch must hold every CTA at
         once) rather than by the last to arrive."""
         return self.tile.frag_m * self.tile.frag_n * 8 <= 8
 

@@ -248,7 +248,7 @@ def test_narrow_code_decode_runs_stream_k_from_the_rule_s_weight_bytes_an_sm() -
 
 
 def test_plans_with_partial_tiles_are_cooperative_and_fit_one_wave() -> None:
-    """A split decode tile's first CTA waits for the other sharers' partials (epilogue/store.cuh): the launch must
+    """A split decode tile's first CTA waits for the other sharers' partials (epilogue/finish.cuh): the launch must
     hold every CTA at once, so the driver is asked to refuse it otherwise, and the tuner never plans more."""
     caps = archs.capabilities("sm_90a")
     problem = GemmProblem(1, 8192, 8192, W4, dtypes.bf16, dtypes.bf16)

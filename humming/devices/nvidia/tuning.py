@@ -317,7 +317,7 @@ class DenseTuner:
             raise InvalidInputError(f"schedule={schedule!r}; allowed: data-parallel, split-k, stream-k")
         waits = ws > 0 and spec.waits_for_sharers()
         if waits and grid > resident:
-            # A decode tile's first CTA waits for its sharers' partials (epilogue/store.cuh): all must run at once.
+            # A decode tile's first CTA waits for its sharers' partials (epilogue/finish.cuh): all must run at once.
             raise InvalidInputError(f"schedule={schedule!r}: {grid} CTAs share decode tiles, more than the {resident} "
                                     f"that run at once ({sm_count} SMs x {spec.min_blocks}); use fewer splits")
         return KernelPlan(problem, spec, grid, spec.cta_threads(), spec.smem_bytes(), ws, tiles if ws else 0, schedule,

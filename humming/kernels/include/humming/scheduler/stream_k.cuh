@@ -7,7 +7,7 @@
 // With G = tiles the ranges are exactly one tile each (plain data-parallel tiling, no partial sums).
 // A CTA has at most two partial tiles: its first segment, which lacks the tile's first k-step when the range starts
 // inside a tile, and its last, which holds a tile's first k-step when the range ends inside one. Their f32 partials
-// go to workspace slots 2g and 2g + 1 (epilogue/store.cuh reduces them).
+// go to workspace slots 2g and 2g + 1 (epilogue/finish.cuh reduces them).
 #pragma once
 #include <humming/arch/types.cuh>
 

@@ -103,7 +103,7 @@ HM_DEVICE u32 lds32(u32 addr) {
 }
 
 // A relaxed GPU-scope 16-byte load (it bypasses L1 and is not merged with an earlier one): a word another CTA may
-// be writing during this launch (the split-tile partials of epilogue/store.cuh).
+// be writing during this launch (the split-tile partials of epilogue/finish.cuh).
 HM_DEVICE float4 ld_relaxed_f4(const float4* p) {
   float4 v;
   asm volatile("ld.relaxed.gpu.global.v4.f32 {%0,%1,%2,%3}, [%4];\n"

@@ -1,0 +1,329 @@
+// humming/epilogue/finish.cuh -- finishing a tile: k-warp reduction, then its store or its split-tile fix-up.
+//
+// A tile covered by several CTAs (Stream-K, split-K) is reduced from the sharers' f32 partials in the workspace:
+// decode tiles by the CTA holding its first k-step, without fences or counters; larger ones by the last to arrive.
+// GemmDenseSpec.waits_for_sharers (humming/kernels/gemm_dense.py) mirrors which form a tile takes.
+#pragma once
+#include <humming/arch/memory.cuh>
+#include <humming/arch/types.cuh>
+#include <humming/epilogue/store.cuh>
+#include <humming/mma/swapped.cuh>
+#include <humming/scheduler/stream_k.cuh>
+
+// Timing experiments only (benchmarks/device_batch.sh sk-bisect, with HM_ABLATE 5): how much of finish_tile runs.
+// 0: nothing; 1: the k-warp reduction; 2: and the whole tile's store (decode tiles split over CTAs: the partial's
+// write); 3: all (the real kernel).
+#ifndef HM_FINISH_STEPS
+#define HM_FINISH_STEPS 3
+#endif
+// The same for the counter form (finish_shared_tile_by_last, tiles larger than decode ones): 0: the partial's write;
+// 1: and the counter; 2: and the last arrival's reads of the slots; 3: all (the real kernel).
+#ifndef HM_FIXUP_STEPS
+#define HM_FIXUP_STEPS 3
+#endif
+// Experiment, not yet run on a GPU (NOTES-wna16 run 15, lead 1): 1 spreads a split tile's reduction over its sharers
+// in the wgmma four-fragment form (finish_spread below); its plans must be launched cooperatively.
+#ifndef HM_SPREAD_FIXUP
+#define HM_SPREAD_FIXUP 0
+#endif
+
+namespace humming {
+namespace epilogue {
+
+// A workspace word no partial holds (a NaN whose payload arithmetic never produces): "not written yet".
+constexpr u32 kSentinel = 0xFFFFFFFFu;
+
+// Visit every accumulator quad (one n8 tile of one m16 fragment) with its index r, in a fixed order.
+template <class Acc, class F>
+HM_DEVICE void for_each_quad(Acc& acc, F&& f) {
+  constexpr int FM = sizeof(acc.c) / sizeof(acc.c[0]);
+  constexpr int FN = sizeof(acc.c[0]) / sizeof(acc.c[0][0]);
+#pragma unroll
+  for (int fm = 0; fm < FM; ++fm)
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) f(acc.c[fm][fn][j], (fm * FN + fn) * 8 + j);
+}
+
+// The same for swapped accumulators: one quad per (block, m16 fragment, n8 fragment), FM * FN * 8 in all.
+template <int FN, int NB, class F>
+HM_DEVICE void for_each_quad(mma::SwapAccumulators<FN, NB>& acc, F&& f) {
+#pragma unroll
+  for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+#pragma unroll
+      for (int h = 0; h < NB; ++h) f(acc.d[fn][q][h], (fn * 4 + q) * NB + h);
+}
+
+template <int NB, int FN, class F>
+HM_DEVICE void for_each_quad(mma::FragAccumulators<NB, FN>& acc, F&& f) {
+#pragma unroll
+  for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+    for (int h = 0; h < NB; ++h) f(acc.d[fn][h], fn * NB + h);
+}
+
+// The first output row of quad r in this lane (a quad's rows are that row and rows 8 or 1 past it, as the
+// accumulator type lays them out): quads whose first row lies past M hold nothing a tile's fixup needs.
+template <class Cfg, int FM, int FN>
+HM_DEVICE int quad_row(const mma::Accumulators<FM, FN>&, int r, int mt, int wm, int lane) {
+  return mt * Cfg::kBM + (wm * FM + r / (FN * 8)) * 16 + (lane >> 2);
+}
+template <class Cfg, int FN, int NB>
+HM_DEVICE int quad_row(const mma::SwapAccumulators<FN, NB>&, int r, int mt, int wm, int lane) {
+  return mt * Cfg::kBM + wm * Cfg::kFragM * 16 + 8 * (r % NB) + 2 * (lane & 3);
+}
+template <class Cfg, int NB, int FN>
+HM_DEVICE int quad_row(const mma::FragAccumulators<NB, FN>&, int r, int mt, int wm, int lane) {
+  return mt * Cfg::kBM + (wm >> 2) * NB * 8 + 8 * (r % NB) + 2 * (lane & 3);
+}
+
+HM_DEVICE void add4(float (&c)[4], const float4& o) {
+  c[0] += o.x;
+  c[1] += o.y;
+  c[2] += o.z;
+  c[3] += o.w;
+}
+
+// Add the other k-warps' accumulators into warp-k 0's (through `red`, (WARP_K-1) * BM * BN floats).
+template <class Cfg, class Acc>
+HM_DEVICE void reduce_k_warps(char* red_smem, Acc& acc, int wmn, int wk, int lane) {
+  constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;  // float4s per lane
+  constexpr int WMN = Cfg::kWarpM * Cfg::kWarpN;
+  float4* red = reinterpret_cast<float4*>(red_smem);
+  if (wk > 0) {
+    for_each_quad(acc, [&](float (&c)[4], int r) {
+      red[(((wk - 1) * WMN + wmn) * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
+    });
+  }
+  Cfg::sync_compute();
+  if (wk == 0) {
+    for (int kk = 1; kk < Cfg::kWarpK; ++kk)
+      for_each_quad(acc, [&](float (&c)[4], int r) { add4(c, red[(((kk - 1) * WMN + wmn) * R + r) * 32 + lane]); });
+  }
+  // With a producer warp no CTA barrier follows in the k-loop, and the other k-warps could run a short next
+  // segment on stages already full and write `red` again while warp-k 0 still reads it.
+  if constexpr (Cfg::kProducer) Cfg::sync_compute();
+}
+
+// A partial of the workspace protocol below never holds kSentinel: such a word (no arithmetic result; the
+// tensor cores and FFMA give the canonical NaN 0x7FFFFFFF) is written as that canonical NaN.
+HM_DEVICE float not_sentinel(float x) {
+  return __float_as_uint(x) == kSentinel ? __uint_as_float(0x7FFFFFFFu) : x;
+}
+
+HM_DEVICE float4 no_sentinel(const float (&c)[4]) {
+  return make_float4(not_sentinel(c[0]), not_sentinel(c[1]), not_sentinel(c[2]), not_sentinel(c[3]));
+}
+
+HM_DEVICE float4 sentinel4() {
+  const float s = __uint_as_float(kSentinel);
+  return make_float4(s, s, s, s);
+}
+
+HM_DEVICE bool has_sentinel(const float4& v) {
+  return __float_as_uint(v.x) == kSentinel || __float_as_uint(v.y) == kSentinel ||
+         __float_as_uint(v.z) == kSentinel || __float_as_uint(v.w) == kSentinel;
+}
+
+// A tile split over CTAs, decode-sized (a lane's quads fit registers at once, R <= 8): a segment without the tile's
+// first k-step (always its CTA's first segment) writes its f32 partial to workspace slot 2g and goes on; the segment
+// with the first k-step (always its CTA's last) adds the later sharers' slots to its own accumulators in CTA order,
+// reading each word until it is no longer kSentinel, stores the tile and writes kSentinel back. Workspace words are
+// kSentinel between launches and each slot is written at most once a launch, so a word that is not the sentinel is
+// the sharer's finished value: no fence, counter or atomic, where the counter protocol below costs two round trips to
+// L2 at the end of a launch that all CTAs finish together. The wait needs every sharer resident: the tuner's plans
+// for these tiles are cooperative launches, which the driver refuses rather than hang when they do not fit.
+template <class Cfg, class Args, class Acc>
+HM_DEVICE void finish_shared_tile_by_first(const Args& p, const scheduler::StreamK& sk, Acc& acc, int tile, int mt,
+                                           int nt, long long seg_begin, int wm, int wn, int lane, float fix) {
+  constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
+  static_assert(R <= 8, "a lane's quads of every sharer in registers at once");
+  constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;  // float4s a slot
+  const long long t0 = static_cast<long long>(tile) * sk.k_iters;
+  float4* ws = reinterpret_cast<float4*>(p.ws) + (wm * Cfg::kWarpN + wn) * R * 32 + lane;
+  // Only quads with a row inside M travel through the workspace: at M = 1, 4 lanes of 32 in an m16 fragment.
+  if (seg_begin != t0) {
+    float4* mine = ws + 2 * blockIdx.x * kSlot;
+    for_each_quad(acc, [&](float (&c)[4], int r) {
+      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) mine[r * 32] = no_sentinel(c);
+    });
+    return;
+  }
+  if constexpr (HM_FINISH_STEPS < 3) return;
+  const int g_hi = sk.owner(t0 + sk.k_iters - 1);
+  for (int gg = static_cast<int>(blockIdx.x) + 1; gg <= g_hi; ++gg) {
+    float4* from = ws + 2 * gg * kSlot;  // the sharer's first segment: its slot 2g
+    float4 v[R];
+    bool pending;
+    do {  // all loads together (one round trip when the sharer is done), again until no word is the sentinel
+      pending = false;
+      for_each_quad(acc, [&](float (&)[4], int r) {
+        v[r] = quad_row<Cfg>(acc, r, mt, wm, lane) < p.m ? arch::ld_relaxed_f4(from + r * 32) : float4{};
+        pending |= has_sentinel(v[r]);
+      });
+    } while (pending);
+    for_each_quad(acc, [&](float (&c)[4], int r) {
+      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) {
+        add4(c, v[r]);
+        from[r * 32] = sentinel4();
+      }
+    });
+  }
+  store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
+}
+
+// A tile split over CTAs, larger tiles (whose quads do not fit registers twice): each sharer writes its partial to its
+// slot (2g for its first segment, 2g + 1 for its last) and adds its k-step count to the tile's counter (one thread,
+// release and acquire); the CTA that completes the count adds all slots in CTA order, stores the tile and resets the
+// counter. No CTA waits for another, so these launches need no co-residency; their workspace is not the decode
+// form's (humming/ops.py: a plan that is not cooperative gets one of any content).
+template <class Cfg, class Args, class Acc>
+HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::StreamK& sk, Acc& acc, int tile, int mt,
+                                          int nt, long long seg_begin, long long seg_end, int wm, int wn, int wk,
+                                          int lane, float fix) {
+  constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
+  constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
+  const int wmn = wm * Cfg::kWarpN + wn;
+  const long long t0 = static_cast<long long>(tile) * sk.k_iters;
+  __shared__ int s_last;
+  const int g = blockIdx.x;
+  const int slot = seg_begin == sk.begin(g) ? 2 * g : 2 * g + 1;
+  if (wk == 0) {
+    float4* ws = reinterpret_cast<float4*>(p.ws) + slot * kSlot;
+    for_each_quad(acc, [&](float (&c)[4], int r) {
+      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
+    });
+  }
+  // The barrier orders the partial's writes before thread 0's release add (arch::atomic_add_acq_rel_gpu); after
+  // the second, the whole CTA sees what the earlier adds released.
+  Cfg::sync_compute();
+  if constexpr (HM_FIXUP_STEPS < 1) return;
+  if (threadIdx.x == 0) {
+    const int add = static_cast<int>(seg_end - seg_begin);
+    s_last = arch::atomic_add_acq_rel_gpu(p.counters + tile, add) + add == sk.k_iters;
+  }
+  Cfg::sync_compute();
+  if (!s_last || HM_FIXUP_STEPS < 2) {
+    if (threadIdx.x == 0 && s_last) p.counters[tile] = 0;  // timing builds: the next launch starts from zero
+    return;
+  }
+  if (wk == 0) {
+    acc.zero();
+    const int g_lo = sk.owner(t0), g_hi = sk.owner(t0 + sk.k_iters - 1);
+    const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
+    for (int gg = g_lo; gg <= g_hi; ++gg) {
+      const float4* from = ws + sk.slot(gg, t0) * kSlot;
+      for_each_quad(acc, [&](float (&c)[4], int r) {
+        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) add4(c, arch::ldcg_f4(from + r * 32));
+      });
+    }
+    if constexpr (HM_FIXUP_STEPS < 3) {
+      float sum = 0.0f;  // keeps the reads (timing builds only)
+      for_each_quad(acc, [&](float (&c)[4], int) { sum += c[0] + c[1] + c[2] + c[3]; });
+      if (sum == 12345.0f) p.counters[tile] = 1;
+    } else {
+      store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
+    }
+  }
+  if (threadIdx.x == 0) p.counters[tile] = 0;
+}
+
+// The counter form with the reduction spread over the tile's sharers (HM_SPREAD_FIXUP; the wgmma four-fragment form's
+// accumulators only). Every sharer writes its slot and adds its k-steps as in finish_shared_tile_by_last; those for
+// which this segment is their CTA's last (the owner of the tile's first k-step, always, and interior ones: np in all)
+// wait for the count to complete, and participant jp reduces and stores the column groups u = (warp, block, m16
+// fragment) with u % np == jp, from all slots in CTA order (the same sums as the last arrival's). One SM takes slots
+// in at ~40 GB/s (run 15): the last arrival alone read ~8 slots of 128 KB at 8192 x 28672, M = 64. The last of the np
+// departures resets the counter. Sharers whose segment is their first (and not last) never wait, so a cooperative
+// launch (all CTAs resident) cannot deadlock. Returns false for other accumulator forms (not handled).
+template <class Cfg, class Args, class Acc>
+HM_DEVICE bool finish_spread(const Args&, const scheduler::StreamK&, Acc&, int, int, int, long long, long long, int,
+                             int, int, float) {
+  return false;
+}
+
+template <class Cfg, class Args, int FN, int NB>
+HM_DEVICE bool finish_spread(const Args& p, const scheduler::StreamK& sk, mma::SwapAccumulators<FN, NB>& acc, int tile,
+                             int mt, int nt, long long seg_begin, long long seg_end, int wm, int wn, int lane,
+                             float fix) {
+  constexpr int R = FN * 4 * NB;
+  constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
+  const int wmn = wm * Cfg::kWarpN + wn;
+  const long long t0 = static_cast<long long>(tile) * sk.k_iters;
+  const int g = blockIdx.x;
+  const int slot = seg_begin == sk.begin(g) ? 2 * g : 2 * g + 1;
+  {
+    float4* ws = reinterpret_cast<float4*>(p.ws) + slot * kSlot;
+    for_each_quad(acc, [&](float (&c)[4], int r) {
+      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
+    });
+  }
+  Cfg::sync_compute();  // the slot's writes before thread 0's release add
+  if (threadIdx.x == 0) arch::atomic_add_acq_rel_gpu(p.counters + tile, static_cast<int>(seg_end - seg_begin));
+  if (seg_end != sk.end(g)) return true;  // this CTA goes on to its next tile; the participants finish this one
+  const int g_lo = sk.owner(t0), g_hi = sk.owner(t0 + sk.k_iters - 1);
+  const int g_p = sk.end(g_hi) <= t0 + sk.k_iters ? g_hi : g_hi - 1;  // the last participant
+  const int np = g_p - g_lo + 1, jp = g - g_lo;
+  if (threadIdx.x == 0) {
+    arch::wait_count_acquire_gpu(p.counters + tile, sk.k_iters);
+    if (atomicAdd(p.counters + tile, 1) == sk.k_iters + np - 1) p.counters[tile] = 0;  // the last departure
+  }
+  Cfg::sync_compute();  // every thread sees the slots thread 0's acquire made visible
+  const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
+  const int t = lane & 3;
+  const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
+  const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16 + 2 * t;
+#pragma unroll
+  for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+    for (int f = 0; f < 4; ++f) {
+      if (((wmn * FN + fn) * 4 + f) % np != jp) continue;  // warp-uniform
+      float(&d)[NB][4] = acc.d[fn][f];
+#pragma unroll
+      for (int h = 0; h < NB; ++h) d[h][0] = d[h][1] = d[h][2] = d[h][3] = 0.0f;
+      for (int gg = g_lo; gg <= g_hi; ++gg) {
+        const float4* from = ws + sk.slot(gg, t0) * kSlot;
+#pragma unroll
+        for (int h = 0; h < NB; ++h) {
+          const int r = (fn * 4 + f) * NB + h;
+          if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) add4(d[h], arch::ldcg_f4(from + r * 32));
+        }
+      }
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+        store_swapped_column<Cfg>(p, d, half, nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * f + (lane >> 2) + 8 * half,
+                                  row0, gs);
+    }
+  return true;
+}
+
+// Finish this CTA's segment [seg_begin, seg_end) of `tile`: the k-warp reduction, then the tile's store (a whole
+// tile) or its share of a split tile.
+template <class Cfg, class Args, class Acc>
+HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* red_smem, Acc& acc, int tile, int mt,
+                           int nt, long long seg_begin, long long seg_end, int wm, int wn, int wk, int lane,
+                           float fix) {
+  constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
+  if constexpr (HM_FINISH_STEPS < 1) return;
+  if constexpr (Cfg::kWarpK > 1) reduce_k_warps<Cfg>(red_smem, acc, wm * Cfg::kWarpN + wn, wk, lane);
+  if constexpr (HM_FINISH_STEPS < 2) return;
+  const long long t0 = static_cast<long long>(tile) * sk.k_iters;
+  if (seg_begin == t0 && seg_end == t0 + sk.k_iters) {  // this CTA ran the whole tile
+    if (wk == 0) store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
+    return;
+  }
+  if constexpr (R <= 8) {
+    if (wk == 0) finish_shared_tile_by_first<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, wm, wn, lane, fix);
+  } else {
+    if constexpr (HM_SPREAD_FIXUP != 0) {
+      if (finish_spread<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, lane, fix)) return;
+    }
+    finish_shared_tile_by_last<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, wk, lane, fix);
+  }
+}
+
+}  // namespace epilogue
+}  // namespace humming
