@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup fixup2 staged spread conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -278,28 +278,6 @@ for step in $steps; do
         timeout 100 $P --n $n --k $k --m 64 --verify --tiles "tuner stream-k +HM_SWAPPED_STORE_PAIRS=0; tuner stream-k"; done
       timeout 100 $P --m 1024 --verify --tiles "tuner data-parallel +HM_SWAPPED_STORE_PAIRS=0; tuner data-parallel"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-fixup.txt" ;;
-    # the counter form's fix-up with the slots' reads batched and this CTA's own partial from registers
-    # (HM_FIXUP_FAST=0: the general loop of before) and the swapped store by pairs (HM_SWAPPED_STORE_PAIRS=0: by
-    # element), M = 64 on the three large shapes, M = 128 / 256 on 28672 x 8192; verified, each CTA's run.
-    # Run once (2026-12-03 23:22): the batched reads lost and were reverted, their switches are gone (a build with
-    # them now equals the tuner's); HM_SWAPPED_STORE_PAIRS remains.
-    fixup2) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --verify"
-      V="tuner stream-k; tuner stream-k +HM_FIXUP_FAST=0; tuner stream-k +HM_FIXUP_FAST=0,HM_SWAPPED_STORE_PAIRS=0"
-      V="$V; tuner stream-k +HM_FIXUP_BATCH=2; tuner split-k; tuner split-k +HM_FIXUP_FAST=0; tuner stream-k"
-      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
-        timeout 150 $P --n $n --k $k --m 64 --tiles "$V"; done
-      timeout 150 $P --m 128,256 --tiles "tuner; tuner +HM_FIXUP_FAST=0; tuner"
-    } 2>&1 | grep -v "^ *skip" | tee "$OUT/fixup2.txt" ;;
-    # the counter form's fix-up staged through the free stage ring (cp.async of each thread's own words, two half
-    # slots in flight) against the register loop (HM_STAGED_FIXUP=0), M = 64 on the three large shapes, M = 256 /
-    # 1024 on 28672 x 8192; verified. Run once (2026-12-03 23:40): no faster, reverted; the switch is gone.
-    staged) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --verify"
-      V="tuner stream-k; tuner stream-k +HM_STAGED_FIXUP=0; tuner stream-k; tuner stream-k +HM_STAGED_FIXUP=0"
-      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
-        timeout 150 $P --n $n --k $k --m 64 --tiles "$V"; done
-      timeout 150 $P --m 256 --tiles "$V"
-      timeout 150 $P --m 1024 --tiles "tuner data-parallel; tuner data-parallel +HM_STAGED_FIXUP=0; tuner data-parallel"
-    } 2>&1 | grep -v "^ *skip" | tee "$OUT/staged.txt" ;;
     # NOTES run 15 lead 1, built after the device time ran out (not yet run): a split tile's reduction spread over
     # its sharers (finish.cuh HM_SPREAD_FIXUP, cooperative launch) against the last arrival's, M = 64 on the three
     # large shapes, Stream-K and split-K, verified, each CTA's run; then the GPU tests with it on for every kernel
