@@ -320,7 +320,9 @@ class DenseTuner:
             # A decode tile's first CTA waits for its sharers' partials (epilogue/finish.cuh): all must run at once.
             raise InvalidInputError(f"schedule={schedule!r}: {grid} CTAs share decode tiles, more than the {resident} "
                                     f"that run at once ({sm_count} SMs x {spec.min_blocks}); use fewer splits")
-        return KernelPlan(problem, spec, grid, spec.cta_threads(), spec.smem_bytes(), ws, tiles if ws else 0, schedule,
+        # Tile counters only for the counter form (larger tiles): the decode form's first CTA waits on the slots.
+        counters = tiles if ws and not waits else 0
+        return KernelPlan(problem, spec, grid, spec.cta_threads(), spec.smem_bytes(), ws, counters, schedule,
                           tuple(reasons), cooperative=waits, sentinel=waits)
 
     @staticmethod
