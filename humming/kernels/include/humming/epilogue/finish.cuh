@@ -175,6 +175,20 @@ HM_DEVICE void finish_shared_tile_by_first(const Args& p, const scheduler::Strea
   store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
 }
 
+// The counter forms' first step: this CTA's partial of its segment starting at seg_begin goes to its slot, 2g for
+// the CTA's first segment, else 2g + 1 (StreamK::slot's rule), only the quads with a row inside M.
+template <class Cfg, class Args, class Acc>
+HM_DEVICE void write_own_slot(const Args& p, const scheduler::StreamK& sk, Acc& acc, long long seg_begin, int wmn,
+                              int mt, int wm, int lane) {
+  constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
+  constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
+  const int g = blockIdx.x;
+  float4* ws = reinterpret_cast<float4*>(p.ws) + (seg_begin == sk.begin(g) ? 2 * g : 2 * g + 1) * kSlot;
+  for_each_quad(acc, [&](float (&c)[4], int r) {
+    if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
+  });
+}
+
 // A tile split over CTAs, larger tiles (whose quads do not fit registers twice): each sharer writes its partial to its
 // slot (2g for its first segment, 2g + 1 for its last) and adds its k-step count to the tile's counter (one thread,
 // release and acquire); the CTA that completes the count adds all slots in CTA order, stores the tile and resets the
@@ -184,19 +198,10 @@ template <class Cfg, class Args, class Acc>
 HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::StreamK& sk, Acc& acc, int tile, int mt,
                                           int nt, long long seg_begin, long long seg_end, int wm, int wn, int wk,
                                           int lane, float fix) {
-  constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
-  constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
   const int wmn = wm * Cfg::kWarpN + wn;
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
   __shared__ int s_last;
-  const int g = blockIdx.x;
-  const int slot = seg_begin == sk.begin(g) ? 2 * g : 2 * g + 1;
-  if (wk == 0) {
-    float4* ws = reinterpret_cast<float4*>(p.ws) + slot * kSlot;
-    for_each_quad(acc, [&](float (&c)[4], int r) {
-      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
-    });
-  }
+  if (wk == 0) write_own_slot<Cfg>(p, sk, acc, seg_begin, wmn, mt, wm, lane);
   // The barrier orders the partial's writes before thread 0's release add (arch::atomic_add_acq_rel_gpu); after
   // the second, the whole CTA sees what the earlier adds released.
   Cfg::sync_compute();
@@ -211,6 +216,8 @@ HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::Stream
     return;
   }
   if (wk == 0) {
+    constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
+    constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
     acc.zero();
     const int g_lo = sk.owner(t0), g_hi = sk.owner(t0 + sk.k_iters - 1);
     const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
@@ -249,18 +256,10 @@ template <class Cfg, class Args, int FN, int NB>
 HM_DEVICE bool finish_spread(const Args& p, const scheduler::StreamK& sk, mma::SwapAccumulators<FN, NB>& acc, int tile,
                              int mt, int nt, long long seg_begin, long long seg_end, int wm, int wn, int lane,
                              float fix) {
-  constexpr int R = FN * 4 * NB;
-  constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
   const int wmn = wm * Cfg::kWarpN + wn;
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
   const int g = blockIdx.x;
-  const int slot = seg_begin == sk.begin(g) ? 2 * g : 2 * g + 1;
-  {
-    float4* ws = reinterpret_cast<float4*>(p.ws) + slot * kSlot;
-    for_each_quad(acc, [&](float (&c)[4], int r) {
-      if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
-    });
-  }
+  write_own_slot<Cfg>(p, sk, acc, seg_begin, wmn, mt, wm, lane);
   Cfg::sync_compute();  // the slot's writes before thread 0's release add
   if (threadIdx.x == 0) arch::atomic_add_acq_rel_gpu(p.counters + tile, static_cast<int>(seg_end - seg_begin));
   if (seg_end != sk.end(g)) return true;  // this CTA goes on to its next tile; the participants finish this one
@@ -272,10 +271,14 @@ HM_DEVICE bool finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
     if (atomicAdd(p.counters + tile, 1) == sk.k_iters + np - 1) p.counters[tile] = 0;  // the last departure
   }
   Cfg::sync_compute();  // every thread sees the slots thread 0's acquire made visible
+  // The same sums as finish_shared_tile_by_last's loop, a column group at a time: the accumulators of the groups
+  // this CTA does not store are dead after write_own_slot (one loop over all quads with a per-quad test kept every
+  // one live and spilled 120 bytes).
+  constexpr int R = FN * 4 * NB;
+  constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
   const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
-  const int t = lane & 3;
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
-  const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16 + 2 * t;
+  const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16 + 2 * (lane & 3);
 #pragma unroll
   for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
