@@ -32,8 +32,8 @@ for step in $steps; do
     wna16-full) timeout 400 python3 benchmarks/bench_wna16.py --reps 20 --formats "w4a16 s4 g128" --json "$OUT/wna16-full.json" \
                   2>&1 | tee "$OUT/wna16-full.txt" | tail -56 ;;
     # the issue's M = 64 and M >= 1024 targets: all five shapes, against cuBLAS in the same run
-    wna16-big) timeout 400 python3 benchmarks/bench_wna16.py --reps 20 --m 64,256,1024,4096 --formats "w4a16 s4 g128" \
-                 --json "$OUT/wna16-big.json" 2>&1 | tee "$OUT/wna16-big.txt" | tail -24 ;;
+    wna16-big) timeout 400 python3 benchmarks/bench_wna16.py --reps 20 --m ${BIG_M:-64,256,1024,4096} \
+                 --formats "w4a16 s4 g128" --json "$OUT/wna16-big.json" 2>&1 | tee "$OUT/wna16-big.txt" | tail -24 ;;
     formats) timeout 150 python3 benchmarks/bench_wna16.py --quick --reps 25 --no-baselines --json "$OUT/formats.json" \
                --formats "w4a16 u4 zp g128,w8a16 s8 ch,w8a16 e4m3 ch,mxfp4,nvfp4" 2>&1 | tee "$OUT/formats.txt" | tail -32 ;;
     check) timeout 300 python3 benchmarks/bench_wna16.py --check 2>&1 | tee "$OUT/check.txt" | tail -3 ;;
@@ -269,7 +269,8 @@ for step in $steps; do
       timeout 120 $P --tiles "$V"; timeout 120 $P --ablate 3 --tiles "$V"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-diag.txt" ;;
     # which step of the counter form's fix-up makes M = 64's tail (finish.cuh HM_FIXUP_STEPS 0-3; HM_FINISH_STEPS=1: no
-    # finish at all), split-K and Stream-K, one process, each CTA's run (--span)
+    # finish at all), split-K and Stream-K, one process, each CTA's run (--span). Since run 16 the wgmma form spreads
+    # its fix-up, which HM_FIXUP_STEPS does not cut: this step measures the last arrival's at commit 269e004 only
     m64-fixup) { T="wgmma:1,4,8,1,1,64,8,8,1,0,0,1"; P="python3 benchmarks/profile_wna16.py --reps 20 --span"
       V="tuner; tuner stream-k +HM_SWAPPED_STORE_PAIRS=0"; for sch in split-k stream-k; do V="$V; $T $sch +HM_FINISH_STEPS=1"
         for s in 0 1 2; do V="$V; $T $sch +HM_FIXUP_STEPS=$s"; done; done
@@ -278,14 +279,14 @@ for step in $steps; do
         timeout 100 $P --n $n --k $k --m 64 --verify --tiles "tuner stream-k +HM_SWAPPED_STORE_PAIRS=0; tuner stream-k"; done
       timeout 100 $P --m 1024 --verify --tiles "tuner data-parallel +HM_SWAPPED_STORE_PAIRS=0; tuner data-parallel"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-fixup.txt" ;;
-    # NOTES run 15 lead 1, built after the device time ran out (not yet run): a split tile's reduction spread over
-    # its sharers (finish.cuh HM_SPREAD_FIXUP, cooperative launch) against the last arrival's, M = 64 on the three
-    # large shapes, Stream-K and split-K, verified, each CTA's run; then the GPU tests with it on for every kernel
-    spread) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --verify"
-      S="+HM_SPREAD_FIXUP=1,COOP=1"
-      V="tuner stream-k; tuner stream-k $S; tuner split-k; tuner split-k $S; tuner stream-k; tuner stream-k $S"
-      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
-        timeout 150 $P --n $n --k $k --m 64 --tiles "$V"; done
+    # the spread fix-up (finish.cuh finish_spread, the wgmma form's default since run 16; the run that measured it
+    # against the last arrival's is commit 269e004's step): a participant's own columns kept in registers against
+    # sent through its slot (HM_SPREAD_OWN_IN_REGS), the tuner's schedule and split-K, M = 64 on the issue's five
+    # shapes, then M = 33 and 128; verified, each CTA's run
+    spread) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --verify"; O="+HM_SPREAD_OWN_IN_REGS=0"
+      for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
+        timeout 120 $P --n $n --k $k --m 64 --tiles "tuner; tuner $O; tuner split-k; tuner split-k $O; tuner"; done
+      timeout 120 $P --m 33,128 --tiles "tuner; tuner $O"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/spread.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac

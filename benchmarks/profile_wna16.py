@@ -149,7 +149,7 @@ def profile(args: argparse.Namespace) -> None:
                     first = plans[0]
                     tile, kernel = first.spec.tile, type(first.spec)
                 # +COOP=0 / +COOP=1: the plan launched without / with the cooperative attribute (what it costs; the
-                # co-residency an experiment's kernel needs, e.g. HM_SPREAD_FIXUP)
+                # co-residency an experiment's kernel needs)
                 items = defs.split(",")
                 names = [d for d in items if d and d not in ("COOP=0", "COOP=1")]
                 if names:

@@ -150,6 +150,8 @@ struct GemmDense {
   static constexpr int NB = Cfg::kSwapN8 > 0 ? Cfg::kSwapN8 : 1;
   using SwapAcc = mma::SwapAccumulators<FN, NB>;
   using MainAcc = typename Select<Cfg::kSwapAB, SwapAcc, Acc>::type;
+  // Split tiles reach finish_tile as Acc (swapped ones unswapped first): never the spread form (exported).
+  static constexpr bool kSpreadsSplitTiles = epilogue::SpreadsSplitTiles<Cfg, Acc>::value;
 
   // ---- loads -------------------------------------------------------------------------------------------
   static constexpr int kZRowK = Cfg::kZGS;  // 0: one zero row for all of K

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from humming.capabilities.model import DeviceCapabilities, Target
 from humming.core import dtypes
 from humming.core.codegen import KernelSpec, Requirement, param
 from humming.core.dtypes import DType
 from humming.core.formats import Granularity, WeightFormat, ZeroPointSpec
-from humming.errors import InvalidInputError, UnsupportedError
+from humming.errors import InternalError, InvalidInputError, UnsupportedError
+
+if TYPE_CHECKING:
+    from humming.core.launcher import CompiledKernel
 
 ACTIVATIONS = (dtypes.f16, dtypes.bf16)
 _ACT_TAG = {dtypes.f16: "humming::f16_t", dtypes.bf16: "humming::bf16_t"}
@@ -163,6 +166,11 @@ class GemmDenseSpec(KernelSpec):
     kernel = "humming::gemm_dense"
     # a, w, scales, zeros, chscale, gscale, bias, c, ws, counters; m, n, k, lda, ldc, nb64, k_pad, m_tiles, n_tiles
     signature: ClassVar[tuple[str, ...]] = ("ptr",) * 10 + ("s32",) * 9
+    #: the C++ struct whose run() the kernel calls (it declares kSpreadsSplitTiles)
+    kernel_struct: ClassVar[str] = "humming::GemmDense"
+    #: whether split tiles reach the fix-up in the swapped accumulator layout (the wgmma form): larger ones are then
+    #: finished by finish_spread (epilogue/finish.cuh); this kernel unswaps them first
+    finishes_swapped_tiles: ClassVar[bool] = False
 
     act: DType = param(allowed=ACTIVATIONS, cpp=_act_cpp, doc="activation and MMA operand dtype")
     out: DType = param(allowed=ACTIVATIONS, cpp=_act_cpp, doc="output dtype")
@@ -303,6 +311,12 @@ class GemmDenseSpec(KernelSpec):
         once) rather than by the last to arrive."""
         return self.tile.frag_m * self.tile.frag_n * 8 <= 8
 
+    def spreads_split_tiles(self) -> bool:
+        """Whether a tile split over CTAs is reduced by all sharers whose CTA ends on it, each a share of its columns
+        (epilogue/finish.cuh finish_spread), rather than by the last to arrive: those sharers wait for the others, so
+        the launch must hold every CTA at once. The cubin exports the same (checked by check_compiled)."""
+        return self.finishes_swapped_tiles and not self.waits_for_sharers()
+
     def barrier_bytes(self) -> int:
         """Shared memory of the mbarriers, after everything else: one a stage for bulk weight copies, two a stage
         (full, empty) for a producer warp."""
@@ -312,4 +326,12 @@ class GemmDenseSpec(KernelSpec):
         cfg = (f"humming::GemmDenseConfig<{self.cpp_args()}>")
         return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kCtaThreads", "block_m": f"{cfg}::kBM",
                 "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK",
-                "scales_on_sums": f"(humming::GemmDense<{cfg}>::kAccScale ? 1 : 0)"}
+                "scales_on_sums": f"(humming::GemmDense<{cfg}>::kAccScale ? 1 : 0)",
+                "spreads_split_tiles": f"({self.kernel_struct}<{cfg}>::kSpreadsSplitTiles ? 1 : 0)"}
+
+    def check_compiled(self, kernel: CompiledKernel) -> None:
+        # A plan launches cooperatively by spreads_split_tiles(); a kernel that spread without it could hang.
+        spreads = kernel.exports.get("spreads_split_tiles")
+        if spreads is not None and bool(spreads) != self.spreads_split_tiles():
+            raise InternalError(f"{self.describe()}: the cubin {'spreads' if spreads else 'does not spread'} split "
+                                f"tiles over their sharers, spreads_split_tiles() says {self.spreads_split_tiles()}")

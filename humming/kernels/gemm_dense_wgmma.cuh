@@ -136,6 +136,7 @@ struct GemmDenseWgmma {
   static constexpr int TOK = Cfg::kFragM * 16;  // activation rows per warpgroup: wgmma's N
   static constexpr int NB = TOK / 8;            // n8 column blocks of each wgmma's D
   using Acc = mma::SwapAccumulators<1, NB>;
+  static constexpr bool kSpreadsSplitTiles = epilogue::SpreadsSplitTiles<Cfg, Acc>::value;  // exported
 
   static_assert(!Cfg::kSwapAB && Cfg::kFragN == 1 && Cfg::kWarpK == 1,
                 "the wgmma kernel takes one n64 block per warp and no k-warps (swapping is built in)");
@@ -235,6 +236,7 @@ struct GemmDenseWgmmaWide {
   static constexpr int NB = TOK / 8;
   static constexpr int FN = Cfg::kFragN;
   using Acc = mma::FragAccumulators<NB, FN>;
+  static constexpr bool kSpreadsSplitTiles = epilogue::SpreadsSplitTiles<Cfg, Acc>::value;  // exported
 
   static_assert(!Cfg::kSwapAB && (FN == 1 || FN == 2) && Cfg::kWarpK == 1 && Cfg::kWarpM % 4 == 0,
                 "the wide wgmma form takes warpgroups of four fragment warps, one or two n64 blocks each");

@@ -77,6 +77,8 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
     producer_warps = 4
     #: the kernel's configuration template (it fixes the producer warpgroup's registers)
     config_template = "humming::WgmmaConfig"
+    kernel_struct = "humming::GemmDenseWgmma"
+    finishes_swapped_tiles = True
 
     def check(self) -> None:
         super().check()
@@ -105,9 +107,11 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
         cfg = f"{self.config_template}<humming::GemmDenseConfig<{self.cpp_args()}>>"
         return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kCtaThreads", "block_m": f"{cfg}::kBM",
                 "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK",
-                "split_registers": f"({cfg}::kSplitRegs ? {cfg}::kLaunchRegs : 0)"}
+                "split_registers": f"({cfg}::kSplitRegs ? {cfg}::kLaunchRegs : 0)",
+                "spreads_split_tiles": f"({self.kernel_struct}<{cfg}>::kSpreadsSplitTiles ? 1 : 0)"}
 
     def check_compiled(self, kernel: CompiledKernel) -> None:
+        super().check_compiled(kernel)
         # setmaxnreg.inc waits until the CTA's pool holds what it asks for; the split is computed from the
         # launch allocation the bounds imply, so a cubin allocating fewer registers would hang, not fail.
         want = kernel.exports.get("split_registers", 0)
@@ -128,6 +132,8 @@ class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
 
     kernel = "humming::gemm_dense_wgmma_wide"
     config_template = "humming::WgmmaWideConfig"
+    kernel_struct = "humming::GemmDenseWgmmaWide"
+    finishes_swapped_tiles = False  # its fragment accumulators go by the last arrival
 
     def check(self) -> None:
         GemmDenseSpec.check(self)

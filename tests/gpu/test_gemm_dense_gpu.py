@@ -71,7 +71,7 @@ def _quantize(fmt: WeightFormat, n: int, k: int, gen: torch.Generator) -> quanti
 
 
 def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias: bool, out: dtypes.DType,
-         kernel: type | None = None, tile: object = None) -> None:
+         kernel: type | None = None, tile: object = None, schedule: str | None = None) -> None:
     from humming.core.problem import GemmProblem
     from humming.ops import _device, launch
 
@@ -87,9 +87,10 @@ def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias
     c = torch.full((m, n), float("nan"), device="cuda", dtype=_TORCH[out])
     x2 = x if pw.perm is None else x.index_select(1, pw.perm)
     plan = None
-    if kernel is not None:  # a kernel the tuner does not choose (yet): its tile, the tuner's schedule
+    if kernel is not None or schedule is not None:  # a kernel or schedule the tuner does not choose (here)
         caps, tuner, sms = _device(torch.cuda.current_device())
-        plan = tuner.plan(GemmProblem(m, n, k, fmt, act, out, bias), caps, sms, tile=tile, kernel=kernel)
+        chosen = {} if kernel is None else {"tile": tile, "kernel": kernel}
+        plan = tuner.plan(GemmProblem(m, n, k, fmt, act, out, bias), caps, sms, schedule=schedule, **chosen)
     launch(c, x2, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, b, fmt, n, k, plan)
     torch.cuda.synchronize()
     ref = reference.reference_gemm(x, q, b)
@@ -145,7 +146,8 @@ def test_split_k_decode_matches_the_reference(fmt_id: str, m: int) -> None:
 
 # Split tiles: M = 1 / 16 take the decode form (the tile's first CTA waits for the others' partials: a cooperative
 # launch, whose workspace words must all be the sentinel again afterwards, or the next launch would read a stale
-# partial as a finished one), M = 64 the counter form of larger tiles (an ordinary launch); counters end at zero.
+# partial as a finished one); M = 64 on sm_90 the spread counter form (cooperative too: the CTAs ending on a tile
+# wait for its count), elsewhere the last arrival's (an ordinary launch); counters end at zero.
 @pytest.mark.parametrize("m", [1, 16, 64])
 def test_split_tiles_leave_the_workspace_as_they_found_it(m: int) -> None:
     import humming.ops as hg
@@ -153,7 +155,8 @@ def test_split_tiles_leave_the_workspace_as_they_found_it(m: int) -> None:
 
     fmt = FORMATS["s4_g128"]
     plan = hg.plan_for(GemmProblem(m, SPLIT_K_SHAPE[0], SPLIT_K_SHAPE[1], fmt, dtypes.bf16, dtypes.bf16, True))
-    assert plan.workspace_floats > 0 and plan.cooperative == plan.sentinel == (m <= 16), plan.explain()
+    assert plan.workspace_floats > 0 and plan.sentinel == (m <= 16), plan.explain()
+    assert plan.cooperative == (plan.sentinel or plan.spec.spreads_split_tiles()), plan.explain()
     _run("s4_g128", dtypes.bf16, m, SPLIT_K_SHAPE, bias=True, out=dtypes.bf16)
     ws, counters = hg._workspace(torch.cuda.current_device(), torch.cuda.current_stream().cuda_stream, 0, 0,
                                  plan.sentinel)
@@ -161,6 +164,17 @@ def test_split_tiles_leave_the_workspace_as_they_found_it(m: int) -> None:
         words = ws.view(torch.int32)
         assert bool((words == -1).all()), f"{int((words != -1).sum())} workspace words are not the sentinel"
     assert not bool(counters.any()), f"{int(counters.count_nonzero())} tile counters are not zero"
+
+
+# The spread fix-up (epilogue/finish.cuh finish_spread; the wgmma form at M = 17..128 on sm_90): 2048 x 8192 has 4
+# tiles of 512 columns and 128 k-steps, so Stream-K puts ~33 CTAs on each (interior CTAs whose only segment is the
+# middle of a tile finish a share of it) and split-K a few; M = 40 leaves rows of the tile outside M, 100 spans two
+# m tiles. Run twice: the counters must be back at zero for the second launch.
+@pytest.mark.parametrize("schedule", ["stream-k", "split-k"])
+@pytest.mark.parametrize("m", [40, 64, 100])
+def test_split_tiles_spread_over_their_sharers_match_the_reference(m: int, schedule: str) -> None:
+    for _ in range(2):
+        _run("s4_g128", dtypes.bf16, m, (2048, 8192), bias=True, out=dtypes.bf16, schedule=schedule)
 
 
 @pytest.mark.parametrize("out", [dtypes.f16, dtypes.bf16], ids=str)

@@ -93,8 +93,11 @@ def test_every_target_and_every_table_row_compiles_with_the_twins_sizes(compiled
         assert ex["smem_bytes"] == spec.smem_bytes(), spec.describe()
         assert ex["threads"] == spec.cta_threads() and ex["block_n"] == spec.tile.block_n
         assert ex["block_m"] == spec.tile.block_m and ex["block_k"] == spec.bk
+        # the fix-up form the cubin took decides whether plans launch cooperatively (check_compiled checks it too)
+        assert ex["spreads_split_tiles"] == spec.spreads_split_tiles(), spec.describe()
         caps = archs.capabilities(spec.target.arch)
         assert spec.smem_bytes() <= caps.limits.shared_memory_per_block_optin
+    assert {spec.spreads_split_tiles() for spec, _ in compiled} == {False, True}
 
 
 def _wgmma_loop(sass: str) -> list[str]:
@@ -263,10 +266,17 @@ def test_plans_with_partial_tiles_are_cooperative_and_fit_one_wave() -> None:
     # 64 tiles x 8 splits = 512 CTAs on 264 slots: refused before any launch
     with pytest.raises(InvalidInputError, match="run at once"):
         tuning.TUNER.plan(problem, caps, 132, schedule="split-k", splits=8)
-    # larger tiles are finished by the last CTA to arrive: an ordinary launch, any number of CTAs
-    m64 = tuning.TUNER.plan(GemmProblem(64, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132)
-    assert m64.schedule == "stream-k" and not m64.cooperative and not m64.spec.waits_for_sharers()
-    assert not m64.sentinel
+    # the wgmma form's split tiles (M = 64) are finished by all sharers whose CTA ends on them, after the tile's
+    # count completes: cooperative too, over counters (no sentinel words), and never more CTAs than run at once
+    m64_problem = GemmProblem(64, 28672, 8192, W4, dtypes.bf16, dtypes.bf16)
+    m64 = tuning.TUNER.plan(m64_problem, caps, 132)
+    assert m64.schedule == "stream-k" and m64.cooperative and not m64.spec.waits_for_sharers()
+    assert m64.spec.spreads_split_tiles() and not m64.sentinel and m64.counters == 56
+    assert "each a share of the columns" in m64.explain()
+    with pytest.raises(InvalidInputError, match="run at once"):
+        tuning.TUNER.plan(m64_problem, caps, 132, schedule="split-k", splits=4)  # 56 tiles x 4 > 132
+    assert not tuning.TUNER.plan(m64_problem, caps, 132, schedule="data-parallel").cooperative
+    # larger tiles of the other forms are finished by the last CTA to arrive: an ordinary launch, any number of CTAs
     wide = tuning.TUNER.plan(GemmProblem(64, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), caps, 132,
                              tile=Tile(1, 4, 4, 1, 1, 64, 4, 8, 1), schedule="split-k", splits=8)
     assert wide.grid > 264 and not wide.cooperative

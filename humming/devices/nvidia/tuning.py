@@ -212,8 +212,8 @@ class DenseTuner:
              tile: Tile | None = None, schedule: str | None = None,
              kernel: type[GemmDenseSpec] = GemmDenseSpec, splits: int | None = None) -> KernelPlan:
         """Choose the kernel and grid; ``tile``/``schedule``/``kernel`` override the choice, and ``splits`` the K
-        split of ``schedule="split-k"`` (for decode tiles at most the CTAs that run at once: a tile's first CTA waits for
-        the rest; larger tiles may launch more, benchmarks and tests)."""
+        split of ``schedule="split-k"`` (at most the CTAs that run at once where the fix-up waits for the sharers: decode
+        tiles and the wgmma form's; the last-arrival form may launch more, benchmarks and tests)."""
         if problem.kind != "dense":
             raise UnsupportedError(f"{problem.describe()}: the dense tuner plans dense GEMMs only",
                                    missing=["an MoE kernel"])
@@ -316,14 +316,20 @@ class DenseTuner:
         else:
             raise InvalidInputError(f"schedule={schedule!r}; allowed: data-parallel, split-k, stream-k")
         waits = ws > 0 and spec.waits_for_sharers()
-        if waits and grid > resident:
-            # A decode tile's first CTA waits for its sharers' partials (epilogue/finish.cuh): all must run at once.
-            raise InvalidInputError(f"schedule={schedule!r}: {grid} CTAs share decode tiles, more than the {resident} "
-                                    f"that run at once ({sm_count} SMs x {spec.min_blocks}); use fewer splits")
-        # Tile counters only for the counter form (larger tiles): the decode form's first CTA waits on the slots.
+        spreads = ws > 0 and spec.spreads_split_tiles()
+        if (waits or spreads) and grid > resident:
+            # A decode tile's first CTA waits for its sharers' partials, and a spread tile's finishing CTAs for the
+            # whole count (epilogue/finish.cuh): all must run at once.
+            raise InvalidInputError(f"schedule={schedule!r}: {grid} CTAs share tiles whose fix-up waits for every "
+                                    f"sharer, more than the {resident} that run at once ({sm_count} SMs x "
+                                    f"{spec.min_blocks}); use fewer splits")
+        if spreads:
+            reasons.append("split tiles finished by every sharer whose CTA ends on them, each a share of the columns "
+                           "(a cooperative launch: they wait for the tile's count)")
+        # Tile counters only for the counter forms: the decode form's first CTA waits on the slots.
         counters = tiles if ws and not waits else 0
         return KernelPlan(problem, spec, grid, spec.cta_threads(), spec.smem_bytes(), ws, counters, schedule,
-                          tuple(reasons), cooperative=waits, sentinel=waits)
+                          tuple(reasons), cooperative=waits or spreads, sentinel=waits)
 
     @staticmethod
     def grid_sizes(plan: KernelPlan) -> tuple[int, int, int]:

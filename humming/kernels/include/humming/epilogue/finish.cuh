@@ -1,8 +1,10 @@
 // humming/epilogue/finish.cuh -- finishing a tile: k-warp reduction, then its store or its split-tile fix-up.
 //
 // A tile covered by several CTAs (Stream-K, split-K) is reduced from the sharers' f32 partials in the workspace:
-// decode tiles by the CTA holding its first k-step, without fences or counters; larger ones by the last to arrive.
-// GemmDenseSpec.waits_for_sharers (humming/kernels/gemm_dense.py) mirrors which form a tile takes.
+// decode tiles by the CTA holding its first k-step, without fences or counters; the wgmma form's swapped tiles by all
+// sharers whose CTA ends there, each a share of the columns; other larger ones by the last to arrive.
+// GemmDenseSpec.waits_for_sharers / spreads_split_tiles (humming/kernels/gemm_dense.py) mirror which form a tile takes,
+// and the cubin exports the latter (kSpreadsSplitTiles) for the launcher to check.
 #pragma once
 #include <humming/arch/memory.cuh>
 #include <humming/arch/types.cuh>
@@ -21,10 +23,10 @@
 #ifndef HM_FIXUP_STEPS
 #define HM_FIXUP_STEPS 3
 #endif
-// Experiment, not yet run on a GPU (NOTES-wna16 run 15, lead 1): 1 spreads a split tile's reduction over its sharers
-// in the wgmma four-fragment form (finish_spread below); its plans must be launched cooperatively.
-#ifndef HM_SPREAD_FIXUP
-#define HM_SPREAD_FIXUP 0
+// Experiment (run 16, to be settled on the device): 1 keeps a spread tile's participant's own column groups in
+// registers (finish_spread), 0 sends them through its slot like the others'.
+#ifndef HM_SPREAD_OWN_IN_REGS
+#define HM_SPREAD_OWN_IN_REGS 1
 #endif
 
 namespace humming {
@@ -238,44 +240,70 @@ HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::Stream
   if (threadIdx.x == 0) p.counters[tile] = 0;
 }
 
-// The counter form with the reduction spread over the tile's sharers (HM_SPREAD_FIXUP; the wgmma four-fragment form's
-// accumulators only). Every sharer writes its slot and adds its k-steps as in finish_shared_tile_by_last; those for
-// which this segment is their CTA's last (the owner of the tile's first k-step, always, and interior ones: np in all)
-// wait for the count to complete, and participant jp reduces and stores the column groups u = (warp, block, m16
-// fragment) with u % np == jp, from all slots in CTA order (the same sums as the last arrival's). One SM takes slots
-// in at ~40 GB/s (run 15): the last arrival alone read ~8 slots of 128 KB at 8192 x 28672, M = 64. The last of the np
-// departures resets the counter. Sharers whose segment is their first (and not last) never wait, so a cooperative
-// launch (all CTAs resident) cannot deadlock. Returns false for other accumulator forms (not handled).
-template <class Cfg, class Args, class Acc>
-HM_DEVICE bool finish_spread(const Args&, const scheduler::StreamK&, Acc&, int, int, int, long long, long long, int,
-                             int, int, float) {
-  return false;
-}
+// Whether a split tile of accumulators Acc is finished by finish_spread: the swapped accumulators that reach
+// finish_tile unconverted (the wgmma form's) when a lane's quads do not fit registers twice (R > 8). Such plans wait
+// for one another and must be launched cooperatively (GemmDenseSpec.spreads_split_tiles).
+template <class Cfg, class Acc>
+struct SpreadsSplitTiles {
+  static constexpr bool value = false;
+};
+template <class Cfg, int FN, int NB>
+struct SpreadsSplitTiles<Cfg, mma::SwapAccumulators<FN, NB>> {
+  static constexpr bool value = Cfg::kFragM * Cfg::kFragN * 8 > 8;
+};
 
+// The counter form with the reduction spread over the tile's sharers. Every sharer writes its slot and adds its
+// k-steps as in finish_shared_tile_by_last; those for which this segment is their CTA's last (the owner of the tile's
+// first k-step, always, and interior ones: np in all) wait for the count to complete, and participant jp reduces and
+// stores the column groups u = (warp, block, m16 fragment) with u % np == jp: its own partial, kept in registers,
+// plus the other sharers' slots in CTA order (deterministic). One SM takes slots in at ~40 GB/s (NOTES-wna16 run 15): the last arrival alone read ~8
+// slots of 128 KB at 8192 x 28672, M = 64, and ran 25 us past the others; spread, the tail is gone (run 16: 89.7 ->
+// 76.1 us there). The last of the np departures resets the counter. Sharers whose segment is their first (and not
+// last) never wait, so a cooperative launch (all CTAs resident) cannot deadlock.
 template <class Cfg, class Args, int FN, int NB>
-HM_DEVICE bool finish_spread(const Args& p, const scheduler::StreamK& sk, mma::SwapAccumulators<FN, NB>& acc, int tile,
+HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::SwapAccumulators<FN, NB>& acc, int tile,
                              int mt, int nt, long long seg_begin, long long seg_end, int wm, int wn, int lane,
                              float fix) {
+  static_assert(Cfg::kWarpK == 1, "no k-warp reduction before the slot's write");
   const int wmn = wm * Cfg::kWarpN + wn;
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
   const int g = blockIdx.x;
-  write_own_slot<Cfg>(p, sk, acc, seg_begin, wmn, mt, wm, lane);
-  Cfg::sync_compute();  // the slot's writes before thread 0's release add
-  if (threadIdx.x == 0) arch::atomic_add_acq_rel_gpu(p.counters + tile, static_cast<int>(seg_end - seg_begin));
-  if (seg_end != sk.end(g)) return true;  // this CTA goes on to its next tile; the participants finish this one
+  constexpr int R = FN * 4 * NB;
+  constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
+  const int add = static_cast<int>(seg_end - seg_begin);
+  if (seg_end != sk.end(g)) {  // this CTA goes on to its next tile; the participants finish this one
+    write_own_slot<Cfg>(p, sk, acc, seg_begin, wmn, mt, wm, lane);
+    Cfg::sync_compute();  // the slot's writes before thread 0's release add
+    if (threadIdx.x == 0) arch::atomic_add_acq_rel_gpu(p.counters + tile, add);
+    return;
+  }
   const int g_lo = sk.owner(t0), g_hi = sk.owner(t0 + sk.k_iters - 1);
   const int g_p = sk.end(g_hi) <= t0 + sk.k_iters ? g_hi : g_hi - 1;  // the last participant
   const int np = g_p - g_lo + 1, jp = g - g_lo;
+  // A participant's own column groups stay in its registers: only the other participants' go through its slot, and
+  // it reads the other sharers' slots alone (HM_SPREAD_OWN_IN_REGS; 0 writes and reads them all, run 16's form).
+  float4* const mine = reinterpret_cast<float4*>(p.ws) + sk.slot(g, t0) * kSlot + wmn * R * 32 + lane;
+#pragma unroll
+  for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+    for (int f = 0; f < 4; ++f) {
+      if (HM_SPREAD_OWN_IN_REGS && ((wmn * FN + fn) * 4 + f) % np == jp) continue;  // warp-uniform
+#pragma unroll
+      for (int h = 0; h < NB; ++h) {
+        const int r = (fn * 4 + f) * NB + h;
+        const float(&c)[4] = acc.d[fn][f][h];
+        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) mine[r * 32] = make_float4(c[0], c[1], c[2], c[3]);
+      }
+    }
+  Cfg::sync_compute();  // the slot's writes before thread 0's release add
   if (threadIdx.x == 0) {
+    arch::atomic_add_acq_rel_gpu(p.counters + tile, add);
     arch::wait_count_acquire_gpu(p.counters + tile, sk.k_iters);
     if (atomicAdd(p.counters + tile, 1) == sk.k_iters + np - 1) p.counters[tile] = 0;  // the last departure
   }
   Cfg::sync_compute();  // every thread sees the slots thread 0's acquire made visible
-  // The same sums as finish_shared_tile_by_last's loop, a column group at a time: the accumulators of the groups
-  // this CTA does not store are dead after write_own_slot (one loop over all quads with a per-quad test kept every
-  // one live and spilled 120 bytes).
-  constexpr int R = FN * 4 * NB;
-  constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
+  // A column group at a time: the accumulators of the groups this CTA does not store are dead after their writes
+  // (one loop over all quads with a per-quad test kept every one live and spilled 120 bytes).
   const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
   const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16 + 2 * (lane & 3);
@@ -285,9 +313,12 @@ HM_DEVICE bool finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
     for (int f = 0; f < 4; ++f) {
       if (((wmn * FN + fn) * 4 + f) % np != jp) continue;  // warp-uniform
       float(&d)[NB][4] = acc.d[fn][f];
+      if (!HM_SPREAD_OWN_IN_REGS) {
 #pragma unroll
-      for (int h = 0; h < NB; ++h) d[h][0] = d[h][1] = d[h][2] = d[h][3] = 0.0f;
+        for (int h = 0; h < NB; ++h) d[h][0] = d[h][1] = d[h][2] = d[h][3] = 0.0f;
+      }
       for (int gg = g_lo; gg <= g_hi; ++gg) {
+        if (HM_SPREAD_OWN_IN_REGS && gg == g) continue;
         const float4* from = ws + sk.slot(gg, t0) * kSlot;
 #pragma unroll
         for (int h = 0; h < NB; ++h) {
@@ -300,7 +331,6 @@ HM_DEVICE bool finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
         store_swapped_column<Cfg>(p, d, half, nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * f + (lane >> 2) + 8 * half,
                                   row0, gs);
     }
-  return true;
 }
 
 // Finish this CTA's segment [seg_begin, seg_end) of `tile`: the k-warp reduction, then the tile's store (a whole
@@ -320,10 +350,9 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
   }
   if constexpr (R <= 8) {
     if (wk == 0) finish_shared_tile_by_first<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, wm, wn, lane, fix);
+  } else if constexpr (SpreadsSplitTiles<Cfg, Acc>::value) {
+    finish_spread<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, lane, fix);
   } else {
-    if constexpr (HM_SPREAD_FIXUP != 0) {
-      if (finish_spread<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, lane, fix)) return;
-    }
     finish_shared_tile_by_last<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, wk, lane, fix);
   }
 }
