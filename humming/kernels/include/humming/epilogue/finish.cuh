@@ -28,6 +28,10 @@
 #ifndef HM_SPREAD_OWN_IN_REGS
 #define HM_SPREAD_OWN_IN_REGS 1
 #endif
+// Experiment (run 16): 1 reads two sharers' slots at a time in finish_spread (16 loads in flight, not 8).
+#ifndef HM_SPREAD_PAIRS
+#define HM_SPREAD_PAIRS 1
+#endif
 
 namespace humming {
 namespace epilogue {
@@ -307,6 +311,9 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
   const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
   const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16 + 2 * (lane & 3);
+  // StreamK::slot without its range arithmetic (a double multiply and conversion each call, which the loop below
+  // paid a slot): every sharer after g_lo starts its range in this tile (slot 2gg); g_lo's holds t0 or began earlier.
+  const int lo_slot = sk.slot(g_lo, t0);
 #pragma unroll
   for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
@@ -317,9 +324,35 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
 #pragma unroll
         for (int h = 0; h < NB; ++h) d[h][0] = d[h][1] = d[h][2] = d[h][3] = 0.0f;
       }
-      for (int gg = g_lo; gg <= g_hi; ++gg) {
-        if (HM_SPREAD_OWN_IN_REGS && gg == g) continue;
-        const float4* from = ws + sk.slot(gg, t0) * kSlot;
+      // The slots after this CTA's own (HM_SPREAD_OWN_IN_REGS) by index, without a branch; HM_SPREAD_PAIRS reads two
+      // slots' quads before adding either (16 loads in flight), in the same order of sums.
+      const int n_read = g_hi - g_lo + 1 - (HM_SPREAD_OWN_IN_REGS ? 1 : 0);
+      const auto slot_at = [&](int i) {
+        const int gg = g_lo + i + (HM_SPREAD_OWN_IN_REGS && i >= jp ? 1 : 0);
+        return ws + (gg == g_lo ? lo_slot : 2 * gg) * kSlot;
+      };
+      int i = 0;
+      if constexpr (HM_SPREAD_PAIRS) {
+        for (; i + 1 < n_read; i += 2) {
+          const float4* a = slot_at(i);
+          const float4* b = slot_at(i + 1);
+          float4 va[NB], vb[NB];
+#pragma unroll
+          for (int h = 0; h < NB; ++h) {
+            const int r = (fn * 4 + f) * NB + h;
+            const bool in = quad_row<Cfg>(acc, r, mt, wm, lane) < p.m;
+            va[h] = in ? arch::ldcg_f4(a + r * 32) : float4{};
+            vb[h] = in ? arch::ldcg_f4(b + r * 32) : float4{};
+          }
+#pragma unroll
+          for (int h = 0; h < NB; ++h) {
+            add4(d[h], va[h]);
+            add4(d[h], vb[h]);
+          }
+        }
+      }
+      for (; i < n_read; ++i) {
+        const float4* from = slot_at(i);
 #pragma unroll
         for (int h = 0; h < NB; ++h) {
           const int r = (fn * 4 + f) * NB + h;
