@@ -279,15 +279,12 @@ for step in $steps; do
         timeout 100 $P --n $n --k $k --m 64 --verify --tiles "tuner stream-k +HM_SWAPPED_STORE_PAIRS=0; tuner stream-k"; done
       timeout 100 $P --m 1024 --verify --tiles "tuner data-parallel +HM_SWAPPED_STORE_PAIRS=0; tuner data-parallel"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-fixup.txt" ;;
-    # the spread fix-up (finish.cuh finish_spread, the wgmma form's default since run 16; the run that measured it
-    # against the last arrival's is commit 269e004's step): a participant's own columns kept in registers or sent
-    # through its slot (HM_SPREAD_OWN_IN_REGS), two slots read at a time or one (HM_SPREAD_PAIRS), under the tuner's
-    # schedule, M = 64 on the issue's five shapes, then M = 33; verified, each CTA's run
-    spread) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --verify"; S="tuner stream-k +HM_SPREAD_OWN_IN_REGS"
-      V="tuner stream-k; $S=1,HM_SPREAD_PAIRS=0; $S=0,HM_SPREAD_PAIRS=1; $S=0,HM_SPREAD_PAIRS=0; tuner stream-k"
+    # the spread fix-up (finish.cuh finish_spread, the wgmma form's default since run 16; the runs that measured it
+    # against the last arrival's and its variants are the steps of 269e004 and 160af34): the tuner's plan at
+    # M = 33, 64 and 128 on the issue's five shapes, verified, each CTA's run
+    spread) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --verify"
       for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
-        timeout 120 $P --n $n --k $k --m 64 --tiles "$V"; done
-      timeout 120 $P --m 33 --tiles "$V"
+        timeout 120 $P --n $n --k $k --m 33,64,128 --tiles "tuner"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/spread.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac

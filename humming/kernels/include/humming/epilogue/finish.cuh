@@ -23,16 +23,6 @@
 #ifndef HM_FIXUP_STEPS
 #define HM_FIXUP_STEPS 3
 #endif
-// Experiment (run 16, to be settled on the device): 1 keeps a spread tile's participant's own column groups in
-// registers (finish_spread), 0 sends them through its slot like the others'.
-#ifndef HM_SPREAD_OWN_IN_REGS
-#define HM_SPREAD_OWN_IN_REGS 1
-#endif
-// Experiment (run 16): 1 reads two sharers' slots at a time in finish_spread (16 loads in flight, not 8).
-#ifndef HM_SPREAD_PAIRS
-#define HM_SPREAD_PAIRS 1
-#endif
-
 namespace humming {
 namespace epilogue {
 
@@ -285,13 +275,13 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
   const int g_p = sk.end(g_hi) <= t0 + sk.k_iters ? g_hi : g_hi - 1;  // the last participant
   const int np = g_p - g_lo + 1, jp = g - g_lo;
   // A participant's own column groups stay in its registers: only the other participants' go through its slot, and
-  // it reads the other sharers' slots alone (HM_SPREAD_OWN_IN_REGS; 0 writes and reads them all, run 16's form).
+  // it reads the other sharers' slots alone (run 16: 1.5-3.8 us faster at M = 64 than all through the slot).
   float4* const mine = reinterpret_cast<float4*>(p.ws) + sk.slot(g, t0) * kSlot + wmn * R * 32 + lane;
 #pragma unroll
   for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
     for (int f = 0; f < 4; ++f) {
-      if (HM_SPREAD_OWN_IN_REGS && ((wmn * FN + fn) * 4 + f) % np == jp) continue;  // warp-uniform
+      if (((wmn * FN + fn) * 4 + f) % np == jp) continue;  // warp-uniform: its own
 #pragma unroll
       for (int h = 0; h < NB; ++h) {
         const int r = (fn * 4 + f) * NB + h;
@@ -319,36 +309,31 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
 #pragma unroll
     for (int f = 0; f < 4; ++f) {
       if (((wmn * FN + fn) * 4 + f) % np != jp) continue;  // warp-uniform
-      float(&d)[NB][4] = acc.d[fn][f];
-      if (!HM_SPREAD_OWN_IN_REGS) {
-#pragma unroll
-        for (int h = 0; h < NB; ++h) d[h][0] = d[h][1] = d[h][2] = d[h][3] = 0.0f;
-      }
-      // The slots after this CTA's own (HM_SPREAD_OWN_IN_REGS) by index, without a branch; HM_SPREAD_PAIRS reads two
-      // slots' quads before adding either (16 loads in flight), in the same order of sums.
-      const int n_read = g_hi - g_lo + 1 - (HM_SPREAD_OWN_IN_REGS ? 1 : 0);
+      float(&d)[NB][4] = acc.d[fn][f];  // this CTA's own partial
+      // The other sharers' slots by index, without a branch, two at a time: both slots' quads are loaded before
+      // either is added (16 loads in flight; run 16: 1-3 us faster than one slot at a time, though it spills 36
+      // bytes outside the k-loop); the sums in a fixed order: its own partial, then the others in CTA order.
+      const int n_read = g_hi - g_lo;
       const auto slot_at = [&](int i) {
-        const int gg = g_lo + i + (HM_SPREAD_OWN_IN_REGS && i >= jp ? 1 : 0);
+        const int gg = g_lo + i + (i >= jp ? 1 : 0);
         return ws + (gg == g_lo ? lo_slot : 2 * gg) * kSlot;
       };
       int i = 0;
-      if constexpr (HM_SPREAD_PAIRS) {
-        for (; i + 1 < n_read; i += 2) {
-          const float4* a = slot_at(i);
-          const float4* b = slot_at(i + 1);
-          float4 va[NB], vb[NB];
+      for (; i + 1 < n_read; i += 2) {
+        const float4* a = slot_at(i);
+        const float4* b = slot_at(i + 1);
+        float4 va[NB], vb[NB];
 #pragma unroll
-          for (int h = 0; h < NB; ++h) {
-            const int r = (fn * 4 + f) * NB + h;
-            const bool in = quad_row<Cfg>(acc, r, mt, wm, lane) < p.m;
-            va[h] = in ? arch::ldcg_f4(a + r * 32) : float4{};
-            vb[h] = in ? arch::ldcg_f4(b + r * 32) : float4{};
-          }
+        for (int h = 0; h < NB; ++h) {
+          const int r = (fn * 4 + f) * NB + h;
+          const bool in = quad_row<Cfg>(acc, r, mt, wm, lane) < p.m;
+          va[h] = in ? arch::ldcg_f4(a + r * 32) : float4{};
+          vb[h] = in ? arch::ldcg_f4(b + r * 32) : float4{};
+        }
 #pragma unroll
-          for (int h = 0; h < NB; ++h) {
-            add4(d[h], va[h]);
-            add4(d[h], vb[h]);
-          }
+        for (int h = 0; h < NB; ++h) {
+          add4(d[h], va[h]);
+          add4(d[h], vb[h]);
         }
       }
       for (; i < n_read; ++i) {
