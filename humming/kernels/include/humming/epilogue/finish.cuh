@@ -246,13 +246,14 @@ struct SpreadsSplitTiles<Cfg, mma::SwapAccumulators<FN, NB>> {
   static constexpr bool value = Cfg::kFragM * Cfg::kFragN * 8 > 8;
 };
 
-// The counter form with the reduction spread over the tile's sharers. Every sharer writes its slot and adds its
-// k-steps as in finish_shared_tile_by_last; those for which this segment is their CTA's last (the owner of the tile's
-// first k-step, always, and interior ones: np in all) wait for the count to complete, and participant jp reduces and
-// stores the column groups u = (warp, block, m16 fragment) with u % np == jp: its own partial, kept in registers,
-// plus the other sharers' slots in CTA order (deterministic). One SM takes slots in at ~40 GB/s (NOTES-wna16 run 15): the last arrival alone read ~8
-// slots of 128 KB at 8192 x 28672, M = 64, and ran 25 us past the others; spread, the tail is gone (run 16: 89.7 ->
-// 76.1 us there). The last of the np departures resets the counter. Sharers whose segment is their first (and not
+// The counter form with the reduction spread over the tile's sharers. Every sharer adds its k-steps to the tile's
+// counter as in finish_shared_tile_by_last; those for which this segment is their CTA's last (the owner of the
+// tile's first k-step, always, and interior ones: np in all) wait for the count to complete, and participant jp
+// reduces and stores the column groups u = (warp, block, m16 fragment) with u % np == jp: its own partial, kept in
+// registers, plus the other sharers' slots in CTA order (deterministic). Slots hold what other CTAs reduce: all of a
+// passing sharer's partial, a participant's other groups. One SM takes slots in at ~40 GB/s (NOTES-wna16 run 15):
+// the last arrival alone read ~8 slots of 128 KB at 8192 x 28672, M = 64, and ran 25 us past the others; spread,
+// the tail is gone (run 16: 89.7 -> 73.7 us there). The last of the np departures resets the counter. Sharers whose segment is their first (and not
 // last) never wait, so a cooperative launch (all CTAs resident) cannot deadlock.
 template <class Cfg, class Args, int FN, int NB>
 HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::SwapAccumulators<FN, NB>& acc, int tile,
@@ -275,7 +276,9 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
   const int g_p = sk.end(g_hi) <= t0 + sk.k_iters ? g_hi : g_hi - 1;  // the last participant
   const int np = g_p - g_lo + 1, jp = g - g_lo;
   // A participant's own column groups stay in its registers: only the other participants' go through its slot, and
-  // it reads the other sharers' slots alone (run 16: 1.5-3.8 us faster at M = 64 than all through the slot).
+  // it reads the other sharers' slots alone (run 16: 1.5-3.8 us faster at M = 64 than all through the slot). Not
+  // write_own_slot with a per-quad filter: that form compiles to more spills (48 / 116 bytes against 36 / 76) and
+  // other SASS than the kernel measured.
   float4* const mine = reinterpret_cast<float4*>(p.ws) + sk.slot(g, t0) * kSlot + wmn * R * 32 + lane;
 #pragma unroll
   for (int fn = 0; fn < FN; ++fn)
