@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -286,6 +286,13 @@ for step in $steps; do
       for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
         timeout 120 $P --n $n --k $k --m 33,64,128 --tiles "tuner"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/spread.txt" ;;
+    # the wgmma rate of the register-A form alone and behind the s4 dequantisation (experiments/wgmma_rate.py), then
+    # the 256-column M = 33..128 tile (one CTA an SM, Stream-K) against the tuner's 512-column one on the five shapes
+    wgmma-rate) timeout 120 python3 benchmarks/experiments/wgmma_rate.py 2>&1 | tee "$OUT/wgmma-rate.txt" ;;
+    few-tiles) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --verify"
+      for nk in "8192 8192" "4096 14336" "28672 4096" "8192 28672" "28672 8192"; do read -r n k <<< "$nk"
+        timeout 150 $P --n $n --k $k --m 33,64,128 --tiles "tuner; wgmma:1,4,4,1,1,64,8,8,1,0,0,1 stream-k; tuner"; done
+    } 2>&1 | grep -v "^ *skip" | tee "$OUT/few-tiles.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

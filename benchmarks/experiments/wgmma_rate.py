@@ -1,0 +1,98 @@
+"""The wgmma rate of this device for the WnA16 kernels' register-A form (m64nNk16 bf16 -> f32).
+
+Runs wgmma_rate.cuh's kernel (one CTA an SM, 1..3 warpgroups, no global memory) for the variants below and prints
+MACs per clock per SM (the longest warpgroup's clock64 span) and the dense TFLOP/s of the launch. DEQ = 1 puts the
+s4 bf16 dequantisation of the four-fragment kernel (gemm_dense_wgmma.cuh) in front of every wgmma: the k-loop of
+the M = 64 kernel without its loads. The H200's bf16 peak is 2048 MACs a clock an SM (989 TFLOP/s at 1.83 GHz).
+
+    PYTHONPATH=. python3 benchmarks/experiments/wgmma_rate.py [--iters 2048]
+    PYTHONPATH=. python3 benchmarks/experiments/wgmma_rate.py --compile-only   # no GPU: build for sm_90a
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+# (N, G wgmmas a commit group, P groups left pending, DEQ), warpgroups per CTA
+VARIANTS = [
+    ((64, 4, 1, 0), (1, 2)),   # the M = 64 kernel's wgmmas alone
+    ((64, 4, 0, 0), (2,)),
+    ((64, 4, 1, 1), (1, 2)),   # with its dequantisation
+    ((64, 4, 0, 1), (2,)),
+    ((64, 4, 2, 1), (2,)),
+    ((64, 2, 1, 0), (2, 3, 4)),
+    ((64, 2, 1, 1), (2, 3, 4)),
+    ((128, 2, 1, 0), (2,)),
+    ((128, 2, 1, 1), (2,)),
+    ((256, 1, 1, 0), (1, 2)),
+    ((256, 1, 1, 1), (2,)),
+    ((16, 4, 1, 0), (2, 4)),   # the M = 9..16 wgmma tiles (run 15: 5-10 us behind mma.sync)
+    ((16, 4, 1, 1), (2, 4)),
+    ((32, 4, 1, 0), (2,)),
+    ((32, 4, 1, 1), (2,)),
+]
+
+
+def name(v: tuple[int, int, int, int], w: int) -> str:
+    return "wgrate::wgmma_rate<{}, {}, {}, {}, {}>".format(*v, w)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--iters", type=int, default=2048)
+    ap.add_argument("--compile-only", action="store_true")
+    args = ap.parse_args()
+    if not args.compile_only:
+        import torch  # before the compile (see mma_rate.py)
+    from humming.core.build import toolchain_for
+    from humming.core.launcher import CompiledKernel
+
+    if args.compile_only:
+        from humming.devices.nvidia import archs
+        target = archs.capabilities("sm_90a").target
+    else:
+        import humming.devices
+        target = humming.devices.get(0).target
+    names = [name(v, w) for v, wgs in VARIANTS for w in wgs]
+    inc = [f"-I{HERE}", f"-I{ROOT / 'humming/devices/nvidia/include'}", f"-I{ROOT / 'humming/kernels/include'}"]
+    binary = toolchain_for(target).compile('#include "wgmma_rate.cuh"\n', target=target, name=str(HERE / "wgmma_rate.cu"),
+                                           extra_options=inc, name_expressions=names)
+    kernels = {n: CompiledKernel(key=f"wgrate-{i}", binary=binary.binary, target=target,
+                                 function=binary.lowered_names[n]) for i, n in enumerate(names)}
+    if args.compile_only:
+        for n, k in kernels.items():
+            print(f"{n:40s} regs {k.resources.registers}")
+        print("\n".join(ln for ln in binary.log.splitlines() if "spill" in ln))
+        return
+
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    out = torch.zeros(4, dtype=torch.int32, device="cuda")
+    smem = 65536 + 1024
+    print(f"{sms} SMs; MACs a clock an SM (longest warpgroup's span) and the launch's dense TFLOP/s")
+    print(f"{'N, G, P, DEQ':16s} {'WGs':>4s} {'MAC/clk/SM':>11s} {'TFLOP/s':>8s} {'clk/wgmma':>10s}")
+    for v, wgs in VARIANTS:
+        n, g, _, _ = v
+        for w in wgs:
+            kernel = kernels[name(v, w)]
+            def launch() -> None:
+                kernel.launch(sms, 128 * w, smem, (args.iters, out))
+            launch()
+            torch.cuda.synchronize()
+            out.zero_()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            launch()
+            end.record()
+            torch.cuda.synchronize()
+            cycles = int(out[2:4].view(torch.int64).item())
+            wgmmas = args.iters * 4 * g * w
+            macs = wgmmas * 64 * n * 16
+            print(f"{str(v):16s} {w:4d} {macs / cycles:11.0f} {2 * macs * sms / start.elapsed_time(end) / 1e9:8.0f} "
+                  f"{cycles / wgmmas:10.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
