@@ -16,28 +16,35 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-# (N, G wgmmas a commit group, P groups left pending, DEQ), warpgroups per CTA
+# (N, G accumulators (wgmmas a k16 step), P groups left pending, DEQ, S k16 steps a group), warpgroups per CTA
 VARIANTS = [
-    ((64, 4, 1, 0), (1, 2)),   # the M = 64 kernel's wgmmas alone
-    ((64, 4, 0, 0), (2,)),
-    ((64, 4, 1, 1), (1, 2)),   # with its dequantisation
-    ((64, 4, 0, 1), (2,)),
-    ((64, 4, 2, 1), (2,)),
-    ((64, 2, 1, 0), (2, 3, 4)),
-    ((64, 2, 1, 1), (2, 3, 4)),
-    ((128, 2, 1, 0), (2,)),
-    ((128, 2, 1, 1), (2,)),
-    ((256, 1, 1, 0), (1, 2)),
-    ((256, 1, 1, 1), (2,)),
-    ((16, 4, 1, 0), (2, 4)),   # the M = 9..16 wgmma tiles (run 15: 5-10 us behind mma.sync)
-    ((16, 4, 1, 1), (2, 4)),
-    ((32, 4, 1, 0), (2,)),
-    ((32, 4, 1, 1), (2,)),
+    ((64, 4, 1, 0, 1), (2,)),     # the M = 64 kernel's wgmmas alone
+    ((64, 4, 1, 1, 1), (1, 2)),   # with its dequantisation (the kernel's order: all G accumulators a k16 step)
+    ((64, 4, 1, 2, 1), (1, 2)),   # the same ALU work into a sink
+    ((64, 4, 1, 3, 1), (2,)),     # interleaved with the wgmma issues, three A buffers
+    ((64, 4, 1, 0, 2), (2,)),     # S = 2 / 4 k16 steps back to back on each accumulator
+    ((64, 4, 1, 2, 2), (1, 2)),
+    ((64, 4, 1, 1, 2), (1, 2)),
+    ((64, 4, 0, 1, 2), (2,)),
+    ((64, 4, 1, 0, 4), (2,)),
+    ((64, 4, 1, 2, 4), (1, 2)),
+    ((64, 4, 0, 1, 4), (1,)),
+    ((64, 2, 1, 1, 1), (2, 4)),
+    ((64, 2, 1, 1, 2), (2, 4)),
+    ((64, 2, 1, 1, 4), (2, 3)),
+    ((64, 1, 1, 2, 4), (2, 4)),
+    ((64, 1, 1, 1, 4), (2, 4)),
+    ((128, 2, 1, 1, 1), (2,)),
+    ((128, 2, 1, 1, 2), (2,)),
+    ((32, 4, 1, 1, 1), (2,)),
+    ((32, 4, 1, 1, 4), (2,)),
+    ((16, 4, 1, 1, 4), (2, 4)),
 ]
 
 
-def name(v: tuple[int, int, int, int], w: int) -> str:
-    return "wgrate::wgmma_rate<{}, {}, {}, {}, {}>".format(*v, w)
+def name(v: tuple[int, int, int, int, int], w: int) -> str:
+    n, g, p, deq, s = v
+    return f"wgrate::wgmma_rate<{n}, {g}, {p}, {deq}, {w}, {s}>"
 
 
 def main() -> None:
@@ -72,9 +79,9 @@ def main() -> None:
     out = torch.zeros(4, dtype=torch.int32, device="cuda")
     smem = 65536 + 1024
     print(f"{sms} SMs; MACs a clock an SM (longest warpgroup's span) and the launch's dense TFLOP/s")
-    print(f"{'N, G, P, DEQ':16s} {'WGs':>4s} {'MAC/clk/SM':>11s} {'TFLOP/s':>8s} {'clk/wgmma':>10s}")
+    print(f"{'N, G, P, DEQ, S':19s} {'WGs':>4s} {'MAC/clk/SM':>11s} {'TFLOP/s':>8s} {'clk/wgmma':>10s}")
     for v, wgs in VARIANTS:
-        n, g, _, _ = v
+        n, g = v[0], v[1]
         for w in wgs:
             kernel = kernels[name(v, w)]
             def launch() -> None:
@@ -90,7 +97,7 @@ def main() -> None:
             cycles = int(out[2:4].view(torch.int64).item())
             wgmmas = args.iters * 4 * g * w
             macs = wgmmas * 64 * n * 16
-            print(f"{str(v):16s} {w:4d} {macs / cycles:11.0f} {2 * macs * sms / start.elapsed_time(end) / 1e9:8.0f} "
+            print(f"{str(v):19s} {w:4d} {macs / cycles:11.0f} {2 * macs * sms / start.elapsed_time(end) / 1e9:8.0f} "
                   f"{cycles / wgmmas:10.1f}", flush=True)
 
 
