@@ -28,6 +28,19 @@ __device__ __forceinline__ void dequant(const u32 (&w)[4], u32 (&a)[G][4], u32 m
   }
 }
 
+// The same dequantisation folded into one word (DEQ = 2: the ALU work without writing A).
+template <int G>
+__device__ __forceinline__ u32 dequant_to_sink(const u32 (&w)[4], u32 mask, u32 magic, u32 negz, u32 scale) {
+  u32 t[G][4];
+  dequant<0, G>(w, t, mask, magic, negz, scale);
+  u32 x = 0;
+#pragma unroll
+  for (int g = 0; g < G; ++g)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) x ^= t[g][r];
+  return x;
+}
+
 // Fragment g's four pairs (pairs 4g .. 4g + 3) alone.
 template <int Q = 0>
 __device__ __forceinline__ void dequant_fragment(const u32 (&w)[4], u32 (&a)[4], int g, u32 mask, u32 magic, u32 negz,
@@ -125,12 +138,7 @@ __global__ void __launch_bounds__(128 * W, 1) wgmma_rate(int iters, unsigned* ou
             if constexpr (DEQ == 1) {
               dequant<0, G>(w, as[s], mask, magic, negz, scale);
             } else {
-              u32 t[G][4];
-              dequant<0, G>(w, t, mask, magic, negz, scale);
-#pragma unroll
-              for (int g = 0; g < G; ++g)
-#pragma unroll
-                for (int r = 0; r < 4; ++r) sink ^= t[g][r];
+              sink ^= dequant_to_sink<G>(w, mask, magic, negz, scale);
             }
           }
         }
@@ -156,12 +164,7 @@ __global__ void __launch_bounds__(128 * W, 1) wgmma_rate(int iters, unsigned* ou
         } else if constexpr (DEQ == 2) {  // the same work into a sink: A stays fixed
           const uint4 v = words(i * 4 + ks);
           const u32 w[4] = {v.x, v.y, v.z, v.w};
-          u32 t[G][4];
-          dequant<0, G>(w, t, mask, magic, negz, scale);
-#pragma unroll
-          for (int g = 0; g < G; ++g)
-#pragma unroll
-            for (int r = 0; r < 4; ++r) sink ^= t[g][r];
+          sink ^= dequant_to_sink<G>(w, mask, magic, negz, scale);
         }
         if constexpr (DEQ == 4) next = words(i * 4 + ks + 1);  // the next step's words before this step's wgmmas
         const u64 desc = arch::wgmma_desc_sw128(sB + ks * 32);

@@ -12,9 +12,12 @@ the M = 64 kernel without its loads. The H200's bf16 peak is 2048 MACs a clock a
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from mma_rate import experiment_target, span_and_time  # noqa: E402
 ROOT = HERE.parent.parent
 # (N, G accumulators (wgmmas a k16 step), P groups left pending, DEQ, S k16 steps a group), warpgroups per CTA
 VARIANTS = [
@@ -52,17 +55,9 @@ def main() -> None:
     ap.add_argument("--iters", type=int, default=2048)
     ap.add_argument("--compile-only", action="store_true")
     args = ap.parse_args()
-    if not args.compile_only:
-        import torch  # before the compile (see mma_rate.py)
+    target = experiment_target(args.compile_only)
     from humming.core.build import toolchain_for
     from humming.core.launcher import CompiledKernel
-
-    if args.compile_only:
-        from humming.devices.nvidia import archs
-        target = archs.capabilities("sm_90a").target
-    else:
-        import humming.devices
-        target = humming.devices.get(0).target
     names = [name(v, w) for v, wgs in VARIANTS for w in wgs]
     inc = [f"-I{HERE}", f"-I{ROOT / 'humming/devices/nvidia/include'}", f"-I{ROOT / 'humming/kernels/include'}"]
     binary = toolchain_for(target).compile('#include "wgmma_rate.cuh"\n', target=target, name=str(HERE / "wgmma_rate.cu"),
@@ -75,6 +70,7 @@ def main() -> None:
         print("\n".join(ln for ln in binary.log.splitlines() if "spill" in ln))
         return
 
+    import torch
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     out = torch.zeros(4, dtype=torch.int32, device="cuda")
     smem = 65536 + 1024
@@ -84,20 +80,10 @@ def main() -> None:
         n, g = v[0], v[1]
         for w in wgs:
             kernel = kernels[name(v, w)]
-            def launch() -> None:
-                kernel.launch(sms, 128 * w, smem, (args.iters, out))
-            launch()
-            torch.cuda.synchronize()
-            out.zero_()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            launch()
-            end.record()
-            torch.cuda.synchronize()
-            cycles = int(out[2:4].view(torch.int64).item())
+            cycles, ms = span_and_time(lambda: kernel.launch(sms, 128 * w, smem, (args.iters, out)), out)
             wgmmas = args.iters * 4 * g * w
             macs = wgmmas * 64 * n * 16
-            print(f"{str(v):19s} {w:4d} {macs / cycles:11.0f} {2 * macs * sms / start.elapsed_time(end) / 1e9:8.0f} "
+            print(f"{str(v):19s} {w:4d} {macs / cycles:11.0f} {2 * macs * sms / ms / 1e9:8.0f} "
                   f"{cycles / wgmmas:10.1f}", flush=True)
 
 
