@@ -55,8 +55,9 @@ __device__ __forceinline__ void dequant_fragment(const u32 (&w)[4], u32 (&a)[4],
 // fixed (is it the ALU work or the A registers' rewrite that the tensor pipe waits for?); 3 interleaved, three A
 // buffers; 4 as 1 with the next step's words read before the current step's wgmmas.
 // S > 1: S k16 steps a commit group, each accumulator's wgmmas back to back (see the loop).
-// W: warpgroups a CTA (the launch's blockDim is 128 W). out[0]: a sink; out[2..3]: the longest warpgroup span in cycles (atomicMax, int64). Shared memory: a 256 x 64 bf16
-// B tile (32 KB, 128-byte swizzle; only its first N rows are read) and 32 KB of packed words.
+// W: warpgroups a CTA (the launch's blockDim is 128 W). out[0]: a sink; out[2..3]: the longest warpgroup span in
+// cycles (atomicMax, int64). Shared memory: a 256 x 64 bf16 B tile (32 KB, 128-byte swizzle; only its first N rows
+// are read) and 32 KB of packed words.
 template <int N, int G, int P, int DEQ, int W, int S = 1>
 __global__ void __launch_bounds__(128 * W, 1) wgmma_rate(int iters, unsigned* out) {
   extern __shared__ __align__(1024) char smem_raw[];
@@ -83,9 +84,12 @@ __global__ void __launch_bounds__(128 * W, 1) wgmma_rate(int iters, unsigned* ou
     for (int e = 0; e < N / 2; ++e) d[g][e] = 0.0f;
   __syncthreads();
   u32 sink = 0;
-  auto words = [&](int step) {
+  struct Words {
+    u32 w[4];
+  };
+  auto words = [&](int step) {  // one LDS.128 of packed words a lane, as the kernel's load_block_words
     const uint4 v = arch::lds128(sW + ((step * 16 + (tid >> 5)) & 63) * 512 + lane * 16);
-    return v;
+    return Words{{v.x, v.y, v.z, v.w}};
   };
   const long long t0 = clock64();
   if constexpr (DEQ == 3) {
@@ -93,25 +97,20 @@ __global__ void __launch_bounds__(128 * W, 1) wgmma_rate(int iters, unsigned* ou
     // into the third of three A buffers (the current step's group reads one, the previous step's may still read
     // another with P = 1).
     u32 buf[3][G][4];
-    {
-      const uint4 v = words(0);
-      const u32 w[4] = {v.x, v.y, v.z, v.w};
-      dequant<0, G>(w, buf[0], mask, magic, negz, scale);
-    }
+    dequant<0, G>(words(0).w, buf[0], mask, magic, negz, scale);
     for (int i = 0; i < iters / 3; ++i) {
 #pragma unroll
       for (int ks = 0; ks < 12; ++ks) {
-        const uint4 v = words(i * 12 + ks + 1);
-        const u32 w[4] = {v.x, v.y, v.z, v.w};
+        const Words next = words(i * 12 + ks + 1);
         const u64 desc = arch::wgmma_desc_sw128(sB + (ks % 4) * 32);
         arch::wgmma_fence();
 #pragma unroll
         for (int g = 0; g < G; ++g) {
           arch::wgmma_rs<N>(bf16_t{}, d[g], buf[ks % 3][g], desc);
-          u32 one[1][4];
-          dequant_fragment(w, one[0], g, mask, magic, negz, scale);
+          u32 one[4];  // a copy, not a direct write: the variant as measured (08:38; a direct write schedules differently)
+          dequant_fragment(next.w, one, g, mask, magic, negz, scale);
 #pragma unroll
-          for (int r = 0; r < 4; ++r) buf[(ks + 1) % 3][g][r] = one[0][r];
+          for (int r = 0; r < 4; ++r) buf[(ks + 1) % 3][g][r] = one[r];
         }
         arch::wgmma_commit();
         arch::wgmma_wait<P>();
@@ -133,13 +132,9 @@ __global__ void __launch_bounds__(128 * W, 1) wgmma_rate(int iters, unsigned* ou
         if constexpr (DEQ != 0) {
 #pragma unroll
           for (int s = 0; s < S; ++s) {
-            const uint4 v = words(i * 4 + c * S + s);
-            const u32 w[4] = {v.x, v.y, v.z, v.w};
-            if constexpr (DEQ == 1) {
-              dequant<0, G>(w, as[s], mask, magic, negz, scale);
-            } else {
-              sink ^= dequant_to_sink<G>(w, mask, magic, negz, scale);
-            }
+            const Words ws = words(i * 4 + c * S + s);
+            if constexpr (DEQ == 1) dequant<0, G>(ws.w, as[s], mask, magic, negz, scale);
+            else sink ^= dequant_to_sink<G>(ws.w, mask, magic, negz, scale);
           }
         }
         arch::wgmma_fence();
@@ -153,18 +148,14 @@ __global__ void __launch_bounds__(128 * W, 1) wgmma_rate(int iters, unsigned* ou
       }
     }
   } else {
-    uint4 next = words(0);
+    Words next = words(0);
     for (int i = 0; i < iters; ++i) {
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks) {
         if constexpr (DEQ == 1 || DEQ == 4) {
-          const uint4 v = DEQ == 4 ? next : words(i * 4 + ks);
-          const u32 w[4] = {v.x, v.y, v.z, v.w};
-          dequant<0, G>(w, a, mask, magic, negz, scale);
+          dequant<0, G>((DEQ == 4 ? next : words(i * 4 + ks)).w, a, mask, magic, negz, scale);
         } else if constexpr (DEQ == 2) {  // the same work into a sink: A stays fixed
-          const uint4 v = words(i * 4 + ks);
-          const u32 w[4] = {v.x, v.y, v.z, v.w};
-          sink ^= dequant_to_sink<G>(w, mask, magic, negz, scale);
+          sink ^= dequant_to_sink<G>(words(i * 4 + ks).w, mask, magic, negz, scale);
         }
         if constexpr (DEQ == 4) next = words(i * 4 + ks + 1);  // the next step's words before this step's wgmmas
         const u64 desc = arch::wgmma_desc_sw128(sB + ks * 32);

@@ -187,6 +187,8 @@ struct GemmDenseWgmma {
       }
       constexpr int S = HM_WGMMA_CHAIN;
       static_assert(S == 1 || S == 2 || S == 4, "HM_WGMMA_CHAIN is 1, 2 or 4 k16 steps");
+      // The ring reuses a stage once the next compute() has returned: its groups must be retired by then.
+      static_assert(HM_WGMMA_PENDING <= BK / 16 / S, "HM_WGMMA_PENDING exceeds the commit groups of a stage");
 #pragma unroll
       for (int c = 0; c < BK / 16 / S; ++c) {
         u32 wa[S][4][4];
@@ -209,8 +211,8 @@ struct GemmDenseWgmma {
           }
         }
         arch::wgmma_fence();  // the A registers were just written by ordinary instructions
-        // One accumulator's S wgmmas in a row (S > 1): the tensor pipe keeps it instead of switching among four
-        // (measured: experiments/wgmma_rate.py).
+        // One accumulator's S wgmmas in a row (S > 1): whether the tensor pipe then keeps it instead of switching
+        // among four is NOTES-wna16 run 17's open question (experiments/wgmma_rate.py S = 2 / 4; not yet run).
 #pragma unroll
         for (int f = 0; f < 4; ++f)
 #pragma unroll
