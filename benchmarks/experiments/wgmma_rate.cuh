@@ -9,6 +9,8 @@
 #include <humming/arch/convert.cuh>
 #include <humming/arch/memory.cuh>
 #include <humming/arch/wgmma.cuh>
+#include <humming/arch/bulk.cuh>
+#include "wgmma_ss.cuh"
 
 namespace wgrate {
 using namespace humming;
@@ -176,6 +178,143 @@ __global__ void __launch_bounds__(128 * W, 1) wgmma_rate(int iters, unsigned* ou
     for (int e = 0; e < N / 2; ++e) s += d[g][e];
   if (s == 1234.5f || sink == 0x12345u) out[0] = 1u;
   if ((tid & 127) == 0) atomicMax(reinterpret_cast<unsigned long long*>(out + 2), static_cast<unsigned long long>(t1 - t0));
+}
+
+// ---- both operands in shared memory: the weights dequantised to shared memory (NOTES-wna16 run 18) -------------
+// A transposed M = 64 form: the activations are A (64 tokens x 16, shared), the weights B (16 x N columns, shared),
+// so each wgmma is m64nNk16 with N up to 256 whatever M is, and the dequantisation writes bf16 pairs to a two-stage
+// ring (stage = 64 k x N, K-major, 128-byte swizzle) instead of registers. Per MAC the ALU work is the same as the
+// register-A form at M = 64 (each weight feeds 64 tokens either way); what changes is that the tensor pipe issues
+// a quarter as many wgmmas, and that every weight is stored to and read back from shared memory once.
+// C consumer warpgroups issue the wgmmas (one N-column block each); DEQ: 0 B fixed (the tensor pipe alone); 1 each
+// consumer dequantises its own next stage while its previous group runs (a warpgroup barrier per stage); 2 P
+// producer warpgroups dequantise (P / C a consumer, each a share of the stage) and hand stages over on named
+// barriers (full: producers arrive, consumer waits; empty: the reverse; one producer serves every consumer); 3 as 2
+// with the words stored as read (the stores and the handshake without the ALU work). N = 256 needs more than 128
+// registers for one wgmma (ptxas refuses it even under setmaxnreg), so such CTAs have at most three warpgroups.
+template <int N>
+__device__ __forceinline__ u32 ss_stage(u32 ring, int c, int s) {
+  return ring + (c * 2 + s) * (N * 128);
+}
+
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void sts128(u32 addr, u32 a, u32 b, u32 c, u32 d) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+
+// One word's four pairs, as s4_pair (shift, mask | magic, fma2 for the zero, mul2 for the group scale).
+__device__ __forceinline__ u32 s4_word_pair(u32 word, int q, u32 mask, u32 magic, u32 negz, u32 scale) {
+  const u32 x = ((word >> (4 * q)) & mask) | magic;
+  return arch::mul2(bf16_t{}, arch::fma2(bf16_t{}, x, arch::one2(bf16_t{}), negz), scale);
+}
+
+// Stage i's share `part` of `parts` for thread t (0..127): N / 16 words a thread for the whole stage, each word's
+// four pairs one 16-byte store at row t + 128 (j / 8), chunk j % 8 of the 128-byte swizzle (conflict-free: eight
+// consecutive lanes write eight rows, so eight different chunks). ALU = false stores the words as read.
+template <int N, bool ALU>
+__device__ __forceinline__ void ss_fill(u32 sW, u32 buf, int i, int t, int part, int parts, u32 mask, u32 magic,
+                                        u32 negz, u32 scale) {
+  constexpr int kWords = N / 16;
+  const int per = kWords / parts;
+#pragma unroll
+  for (int v = 0; v < kWords / 4; ++v) {
+    if (v * 4 < part * per || v * 4 >= (part + 1) * per) continue;
+    const uint4 x = arch::lds128(sW + ((i * (kWords / 4) + v) & 15) * 2048 + t * 16);
+    const u32 w[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const int j = v * 4 + k, row = t + 128 * (j / 8);
+      const u32 addr = buf + row * 128 + (((j % 8) ^ (row & 7)) * 16);
+      if constexpr (ALU) {
+        sts128(addr, s4_word_pair(w[k], 0, mask, magic, negz, scale), s4_word_pair(w[k], 1, mask, magic, negz, scale),
+               s4_word_pair(w[k], 2, mask, magic, negz, scale), s4_word_pair(w[k], 3, mask, magic, negz, scale));
+      } else {
+        sts128(addr, w[k], w[(k + 1) & 3], w[(k + 2) & 3], w[(k + 3) & 3]);
+      }
+    }
+  }
+}
+
+// out as wgmma_rate's (consumers' spans only). Shared memory: A (64 x 64 bf16, 8 KB), 32 KB of words, then C
+// two-stage rings of N x 128 bytes a stage.
+template <int N, int DEQ, int C, int P>
+__global__ void __launch_bounds__(128 * (C + P), 1) wgmma_ss_rate(int iters, unsigned* out) {
+  static_assert((DEQ < 2) == (P == 0) && (P == 0 || P == 1 || P % C == 0), "producers only with DEQ 2 / 3");
+  extern __shared__ __align__(1024) char smem_raw[];
+  const u32 raw = arch::smem_u32(smem_raw);
+  char* smem = smem_raw + ((1024 - (raw & 1023)) & 1023);
+  const int tid = threadIdx.x, wg = tid >> 7, t = tid & 127;
+  constexpr int kStage = N * 128, kBytes = 8192 + 32768 + C * 2 * kStage;
+  for (int i = tid; i < kBytes / 4; i += blockDim.x)  // small bf16 values, random words in the word area
+    reinterpret_cast<u32*>(smem)[i] = (i >= 2048 && i < 10240) ? 0x9e5b7a31u * i : (0x3c003c00u | ((i & 63) * 0x00010001u));
+  __syncthreads();
+  arch::fence_proxy_async_smem();
+  const u32 sA = arch::smem_u32(smem), sW = sA + 8192, ring = sW + 32768;
+  const u32 z = static_cast<u32>(iters) >> 31;
+  const u32 mask = 0x000F000Fu | z, magic = 0x43004300u | z, negz = 0xC308C308u | z, scale = 0x3F803F80u | z;
+  constexpr int PP = P >= C ? P / C : 1, kHand = 128 * (PP + 1);
+  auto full = [](int c, int s) { return 1 + 4 * c + s; };
+  auto empty = [](int c, int s) { return 3 + 4 * c + s; };
+  if (wg >= C) {  // producer: P >= C: consumer p % C, share p / C of its stage; P = 1: every consumer's stage
+    const int p = wg - C;
+    for (int i = 0; i < iters; ++i) {
+      const int s = i & 1;
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        if (P >= C ? c != p % C : false) continue;
+        if (i >= 2) arch::named_barrier_sync(empty(c, s), kHand);
+        ss_fill<N, DEQ == 2>(sW, ss_stage<N>(ring, c, s), i, t, P >= C ? p / C : 0, PP, mask, magic, negz, scale);
+        arch::fence_proxy_async_smem();
+        named_barrier_arrive(full(c, s), kHand);
+      }
+    }
+    return;
+  }
+  const int c = wg;
+  float d[N / 2];
+#pragma unroll
+  for (int e = 0; e < N / 2; ++e) d[e] = 0.0f;
+  if constexpr (DEQ == 1) {  // stage 0 before the loop; the loop fills stage i + 1 while group i runs
+    ss_fill<N, true>(sW, ss_stage<N>(ring, c, 0), 0, t, 0, 1, mask, magic, negz, scale);
+    arch::fence_proxy_async_smem();
+    arch::named_barrier_sync(1 + c, 128);
+  }
+  const long long t0 = clock64();
+  for (int i = 0; i < iters; ++i) {
+    const int s = DEQ == 0 ? 0 : i & 1;
+    if constexpr (DEQ >= 2) arch::named_barrier_sync(full(c, s), kHand);
+    const u32 b = ss_stage<N>(ring, c, s);
+    arch::wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < 4; ++ks)
+      WgmmaSS<N>::run(d, arch::wgmma_desc_sw128(sA + ks * 32), arch::wgmma_desc_sw128(b + ks * 32));
+    arch::wgmma_commit();
+    if constexpr (DEQ == 1) {
+      // stage i + 1 goes to the buffer group i - 1 read: retire it first (group i stays in flight)
+      arch::wgmma_wait<1>();
+      if (i + 1 < iters) {
+        ss_fill<N, true>(sW, ss_stage<N>(ring, c, s ^ 1), i + 1, t, 0, 1, mask, magic, negz, scale);
+        arch::fence_proxy_async_smem();
+        arch::named_barrier_sync(1 + c, 128);
+      }
+    } else {
+      arch::wgmma_wait<1>();
+      // group i - 1 is retired: its stage may be refilled (with the producers' matching waits: stages up to iters - 3)
+      if constexpr (DEQ >= 2) {
+        if (i >= 1 && i + 1 < iters) named_barrier_arrive(empty(c, s ^ 1), kHand);
+      }
+    }
+  }
+  arch::wgmma_wait<0>();
+  const long long t1 = clock64();
+  float sum = 0.f;
+#pragma unroll
+  for (int e = 0; e < N / 2; ++e) sum += d[e];
+  if (sum == 1234.5f) out[0] = 1u;
+  if (t == 0) atomicMax(reinterpret_cast<unsigned long long*>(out + 2), static_cast<unsigned long long>(t1 - t0));
 }
 
 }  // namespace wgrate

@@ -44,10 +44,23 @@ VARIANTS = [
     ((16, 4, 1, 1, 4), (2, 4)),
 ]
 
+# the weights dequantised to shared memory, both operands shared (wgmma_ss_rate): (N, DEQ, C consumers, P producers)
+SS_VARIANTS = [
+    (256, 0, 1, 0), (256, 0, 2, 0),   # the tensor pipe alone, one / two warpgroups
+    (256, 1, 1, 0), (256, 1, 2, 0),   # each consumer dequantises its own next stage
+    (256, 2, 1, 1), (256, 2, 1, 2), (256, 2, 2, 1),   # producer warpgroups dequantise
+    (256, 3, 1, 2), (256, 3, 2, 1),   # producers store the words as read (no ALU work)
+    (128, 0, 2, 0), (128, 1, 2, 0), (128, 2, 2, 2),
+]
+
 
 def name(v: tuple[int, int, int, int, int], w: int) -> str:
     n, g, p, deq, s = v
     return f"wgrate::wgmma_rate<{n}, {g}, {p}, {deq}, {w}, {s}>"
+
+
+def ss_name(v: tuple[int, int, int, int]) -> str:
+    return "wgrate::wgmma_ss_rate<{}, {}, {}, {}>".format(*v)
 
 
 def main() -> None:
@@ -58,7 +71,7 @@ def main() -> None:
     target = experiment_target(args.compile_only)
     from humming.core.build import toolchain_for
     from humming.core.launcher import CompiledKernel
-    names = [name(v, w) for v, wgs in VARIANTS for w in wgs]
+    names = [name(v, w) for v, wgs in VARIANTS for w in wgs] + [ss_name(v) for v in SS_VARIANTS]
     inc = [f"-I{HERE}", f"-I{ROOT / 'humming/devices/nvidia/include'}", f"-I{ROOT / 'humming/kernels/include'}"]
     binary = toolchain_for(target).compile('#include "wgmma_rate.cuh"\n', target=target, name=str(HERE / "wgmma_rate.cu"),
                                            extra_options=inc, name_expressions=names)
@@ -85,6 +98,17 @@ def main() -> None:
             macs = wgmmas * 64 * n * 16
             print(f"{str(v):19s} {w:4d} {macs / cycles:11.0f} {2 * macs * sms / ms / 1e9:8.0f} "
                   f"{cycles / wgmmas:10.1f}", flush=True)
+    print(f"\nboth operands shared (A 64 x 16 activations, B 16 x N weights); stage = 4 k16 steps\n"
+          f"{'N, DEQ, C, P':19s} {'WGs':>4s} {'MAC/clk/SM':>11s} {'TFLOP/s':>8s} {'clk/wgmma':>10s}")
+    for v in SS_VARIANTS:
+        n, _, c, p = v
+        kernel = kernels[ss_name(v)]
+        smem_ss = 1024 + 8192 + 32768 + c * 2 * n * 128
+        cycles, ms = span_and_time(lambda: kernel.launch(sms, 128 * (c + p), smem_ss, (args.iters, out)), out)
+        wgmmas = args.iters * 4 * c
+        macs = wgmmas * 64 * n * 16
+        print(f"{str(v):19s} {c + p:4d} {macs / cycles:11.0f} {2 * macs * sms / ms / 1e9:8.0f} "
+              f"{cycles / wgmmas:10.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -37,12 +37,6 @@
 #define HM_WGMMA_PRELOAD -1
 #endif
 
-// k16 steps of one commit group in the four-fragment form, each accumulator taking its wgmmas back to back
-// (experiment switch: 1 = one group a k16 step, the four accumulators in turn).
-#ifndef HM_WGMMA_CHAIN
-#define HM_WGMMA_CHAIN 1
-#endif
-
 // Registers the producer warpgroup keeps, for both forms (experiment switch; a multiple of 8 in 24..256; -1:
 // each form's measured count, kWgmmaProducerRegs / kWideProducerRegs).
 #ifndef HM_PRODUCER_REGS
@@ -185,43 +179,29 @@ struct GemmDenseWgmma {
 #pragma unroll
         for (int ks = 0; ks < BK / 16; ++ks) load_step(ks);
       }
-      constexpr int S = HM_WGMMA_CHAIN;
-      static_assert(S == 1 || S == 2 || S == 4, "HM_WGMMA_CHAIN is 1, 2 or 4 k16 steps");
       // The ring reuses a stage once the next compute() has returned: its groups must be retired by then.
-      static_assert(HM_WGMMA_PENDING <= BK / 16 / S, "HM_WGMMA_PENDING exceeds the commit groups of a stage");
+      static_assert(HM_WGMMA_PENDING <= BK / 16, "HM_WGMMA_PENDING exceeds the commit groups of a stage");
 #pragma unroll
-      for (int c = 0; c < BK / 16 / S; ++c) {
-        u32 wa[S][4][4];
-#pragma unroll
-        for (int s = 0; s < S; ++s) {
-          const int ks = c * S + s;
-          if constexpr (Stage::kSRows > 0) {
-            if (ks == 0 || (ks * 16) % Cfg::kGS == 0) Dense::Terms::load_scales(base, ks, wn, g, scale);
-          }
-          if constexpr (Stage::kZRows > 0) {
-            if (ks == 0 || (ks * 16) % Dense::Terms::kZGroup == 0) Dense::Terms::load_zeros(base, ks, wn, g, zero);
-          }
-          if constexpr (Preload::kMode == 0) load_step(ks);
-          u32 b[8][2];
-          Dense::template dequant_pairs<0>(words[Preload::slot(ks)], b, scale[0], zero, masks, 0);
-#pragma unroll
-          for (int f = 0; f < 4; ++f) {
-            wa[s][f][0] = b[2 * f][0], wa[s][f][1] = b[2 * f + 1][0], wa[s][f][2] = b[2 * f][1];
-            wa[s][f][3] = b[2 * f + 1][1];
-          }
+      for (int ks = 0; ks < BK / 16; ++ks) {
+        if constexpr (Stage::kSRows > 0) {
+          if (ks == 0 || (ks * 16) % Cfg::kGS == 0) Dense::Terms::load_scales(base, ks, wn, g, scale);
         }
+        if constexpr (Stage::kZRows > 0) {
+          if (ks == 0 || (ks * 16) % Dense::Terms::kZGroup == 0) Dense::Terms::load_zeros(base, ks, wn, g, zero);
+        }
+        if constexpr (Preload::kMode == 0) load_step(ks);
+        u32 b[8][2];
+        Dense::template dequant_pairs<0>(words[Preload::slot(ks)], b, scale[0], zero, masks, 0);
+        const u64 desc = arch::wgmma_desc_sw128(sA + ks * 32);  // 16 elements along K = 32 bytes
         arch::wgmma_fence();  // the A registers were just written by ordinary instructions
-        // One accumulator's S wgmmas in a row (S > 1): whether the tensor pipe then keeps it instead of switching
-        // among four is NOTES-wna16 run 17's open question (experiments/wgmma_rate.py S = 2 / 4; not yet run).
 #pragma unroll
-        for (int f = 0; f < 4; ++f)
-#pragma unroll
-          for (int s = 0; s < S; ++s)
-            wgmma_or_consume<TOK>(Act{}, reinterpret_cast<float(&)[TOK / 2]>(acc.d[0][f]), wa[s][f],
-                                  arch::wgmma_desc_sw128(sA + (c * S + s) * 32));  // 16 elements along K = 32 bytes
+        for (int f = 0; f < 4; ++f) {
+          const u32 wa[4] = {b[2 * f][0], b[2 * f + 1][0], b[2 * f][1], b[2 * f + 1][1]};
+          wgmma_or_consume<TOK>(Act{}, reinterpret_cast<float(&)[TOK / 2]>(acc.d[0][f]), wa, desc);
+        }
         arch::wgmma_commit();
-        // The previous group is done with its A registers (and, at c = 0, with the stage before this one): at
-        // most two groups' registers stay live, and the tensor pipe never drains between stages.
+        // The previous step's group is done with its A registers (and, at ks = 0, with the stage before this
+        // one): at most two steps' 32 registers stay live, and the tensor pipe never drains between stages.
         arch::wgmma_wait<HM_WGMMA_PENDING>();
       }
     }
