@@ -55,7 +55,8 @@ __device__ __forceinline__ void dequant_fragment(const u32 (&w)[4], u32 (&a)[4],
 
 // DEQ: 0 A fixed; 1 A dequantised before each step's wgmmas (the kernel's order); 2 the same work into a sink, A
 // fixed (is it the ALU work or the A registers' rewrite that the tensor pipe waits for?); 3 interleaved, three A
-// buffers; 4 as 1 with the next step's words read before the current step's wgmmas.
+// buffers; 4 as 1 with the next step's words read before the current step's wgmmas; 5 / 6 as 1 with B moving
+// between two places each stage (see the loop).
 // S > 1: S k16 steps a commit group, each accumulator's wgmmas back to back (see the loop).
 // W: warpgroups a CTA (the launch's blockDim is 128 W). out[0]: a sink; out[2..3]: the longest warpgroup span in
 // cycles (atomicMax, int64). Shared memory: a 256 x 64 bf16 B tile (32 KB, 128-byte swizzle; only its first N rows
@@ -154,13 +155,17 @@ __global__ void __launch_bounds__(128 * W, 1) wgmma_rate(int iters, unsigned* ou
     for (int i = 0; i < iters; ++i) {
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks) {
-        if constexpr (DEQ == 1 || DEQ == 4) {
+        if constexpr (DEQ == 1 || DEQ == 4 || DEQ >= 5) {
           dequant<0, G>((DEQ == 4 ? next : words(i * 4 + ks)).w, a, mask, magic, negz, scale);
         } else if constexpr (DEQ == 2) {  // the same work into a sink: A stays fixed
           sink ^= dequant_to_sink<G>(words(i * 4 + ks).w, mask, magic, negz, scale);
         }
         if constexpr (DEQ == 4) next = words(i * 4 + ks + 1);  // the next step's words before this step's wgmmas
-        const u64 desc = arch::wgmma_desc_sw128(sB + ks * 32);
+        // DEQ 5 / 6: the B tile alternates between two places from one stage to the next, as the kernels' rings do;
+        // 5 also makes its address a per-thread value to the compiler (lane & z, z = 0 at run time), as the
+        // kernels' stage addresses are: each wgmma's descriptor is then moved to uniform registers (R2UR).
+        const u32 sBi = DEQ == 5 ? (sB + ((i & 1) << 13)) ^ (lane & z) : DEQ == 6 ? sB + ((i & 1) << 13) : sB;
+        const u64 desc = arch::wgmma_desc_sw128(sBi + ks * 32);
         arch::wgmma_fence();
 #pragma unroll
         for (int g = 0; g < G; ++g) arch::wgmma_rs<N>(bf16_t{}, d[g], a[g], desc);

@@ -25,6 +25,8 @@ VARIANTS = [
     ((64, 4, 1, 1, 1), (1, 2)),   # with its dequantisation (the kernel's order: all G accumulators a k16 step)
     ((64, 4, 1, 2, 1), (1, 2)),   # the same ALU work into a sink
     ((64, 4, 1, 3, 1), (2,)),     # interleaved with the wgmma issues, three A buffers
+    ((64, 4, 1, 5, 1), (2,)),     # B moving each stage, its descriptor per thread to the compiler (R2UR), as the kernel
+    ((64, 4, 1, 6, 1), (2,)),     # B moving each stage, uniform descriptor
     ((64, 4, 1, 0, 2), (2,)),     # S = 2 / 4 k16 steps back to back on each accumulator
     ((64, 4, 1, 2, 2), (1, 2)),
     ((64, 4, 1, 1, 2), (1, 2)),
