@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -293,6 +293,27 @@ for step in $steps; do
       for nk in "8192 8192" "4096 14336" "28672 4096" "8192 28672" "28672 8192"; do read -r n k <<< "$nk"
         timeout 150 $P --n $n --k $k --m 33,64,128 --tiles "tuner; wgmma:1,4,4,1,1,64,8,8,1,0,0,1 stream-k; tuner"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/few-tiles.txt" ;;
+    # the two smaller shapes at decode (36-43% of the roofline at M = 1, split-K of 7-8 k-steps a CTA): other splits,
+    # Stream-K, 256- and 64-column tiles, verified, each CTA's run
+    small-decode) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+      V="tuner split-k:2; tuner split-k:4; tuner stream-k; 1,1,4,1,2,256,4,8,1,S split-k:8; 1,1,4,1,2,256,4,8,1,S stream-k"
+      V="$V; 1,1,1,1,2,256,4,8,3,S; 1,1,1,1,2,256,4,8,3,S stream-k; 1,1,2,1,1,256,4,8,2,S; 1,1,2,1,2,128,6,8,2,S"
+      for nk in "4096 14336" "8192 8192"; do read -r n k <<< "$nk"
+        timeout 150 $P --n $n --k $k --m 1 --tiles "${V//S/1}"; timeout 150 $P --n $n --k $k --m 16 --tiles "${V//S/2}"; done
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/small-decode.txt" ;;
+    # decode on smaller shapes (Llama-class layers): the tuner's two CTAs an SM against one (a K split with at most
+    # one CTA an SM, or one CTA a tile), the tuner's plan timed again last (the noise), verified
+    one-per-sm) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --span"
+      for nks in "4096 4096 split-k:4" "6144 4096 split-k:2" "4096 14336 split-k:4" "14336 4096 data-parallel" \
+                 "8192 8192 split-k:2" "2048 8192 split-k:8"; do read -r n k s <<< "$nks"
+        timeout 100 $P --n $n --k $k --m 1,16 --tiles "tuner $s; tuner"; done
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/one-per-sm.txt" ;;
+    # the tuner's split over one CTA an SM for short CTAs (SHORT_SPLIT_STEPS) against the resident split it replaced,
+    # then the tuner again; s4 and MXFP4, verified
+    short-splits) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+      for f in "w4a16 s4 g128" mxfp4; do for nks in "4096 4096 split-k:8" "4096 14336 split-k:8" "2048 8192 split-k:16"; do
+        read -r n k s <<< "$nks"; timeout 100 $P --format "$f" --n $n --k $k --m 1,16 --tiles "tuner $s; tuner"; done; done
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/short-splits.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

@@ -282,6 +282,17 @@ def test_plans_with_partial_tiles_are_cooperative_and_fit_one_wave() -> None:
     assert wide.grid > 264 and not wide.cooperative
 
 
+def test_a_split_that_leaves_short_ctas_runs_one_cta_an_sm() -> None:
+    caps = archs.capabilities("sm_90a")
+    for m in (1, 16):
+        # 32 tiles of 56 k-steps: 8 splits on the 264 resident CTAs would leave 7 k-steps a CTA; 4 on 132 leave 14
+        plan = tuning.TUNER.plan(GemmProblem(m, 4096, 14336, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+        assert plan.schedule == "split-k" and plan.grid == 128 and plan.cooperative, plan.reasons
+        assert "one CTA an SM" in plan.explain()
+    # 8 k-steps a CTA or more keep the split over every resident CTA (8192 x 8192: 256 CTAs, tested above)
+    assert tuning.TUNER.plan(GemmProblem(1, 8192, 28672, W4, dtypes.bf16, dtypes.bf16), caps, 132).grid == 256
+
+
 def test_the_gpu_tests_split_k_shape_is_planned_as_split_k_on_an_h200() -> None:
     caps = archs.capabilities("sm_90a")
     for fmt in (W4, presets.get("awq_int4").weight, presets.get("mxfp4").weight):

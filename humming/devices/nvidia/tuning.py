@@ -66,6 +66,17 @@ _INF = 1 << 62
 WGMMA_MIN_NVRTC = (13, 5)
 #: One CTA a tile when the tiles fill at least this share of one wave (and at most all of it).
 DP_WAVE_FILL = 0.8
+#: A K split over every resident CTA that leaves each fewer k-steps than this splits over one CTA an SM instead,
+#: where the tile's first CTA adds the sharers' partials itself (GemmDenseSpec.waits_for_sharers): it reads them one
+#: after another, an L2 round trip each, and short CTAs cannot hide that chain (the slowest CTA ran 5-9 us past the
+#: median). H200, 2026-12-04 11:56, s4 g128 bf16 decode tile, one process a shape, verified, us (two CTAs an SM ->
+#: one): 2048 x 8192 (2 k-steps a CTA) M = 1 18.9 -> 14.1, M = 16 19.5 -> 14.6; 4096 x 4096 (2) 14.9 -> 12.4,
+#: 16.0 -> 13.0; 4096 x 14336 (7) 20.6 -> 19.3, 22.0 -> 21.0. At 8 k-steps it no longer pays: 8192 x 8192 M = 1
+#: 19.4 -> 19.4, M = 16 21.7 -> 22.1; 14336 x 4096 (a split of 2 against one CTA a tile) 18.6 -> 18.4, 20.5 -> 20.6.
+#: Confirmed 12:00 with this rule in the tuner (old split -> tuner): s4 2048 x 8192 18.5 -> 14.2, 19.3 -> 14.4;
+#: 4096 x 4096 14.5 -> 12.2, 16.1 -> 12.7; 4096 x 14336 20.1 -> 19.0, 21.5 -> 20.8; MXFP4 18.9 -> 14.2, 20.2 -> 14.8;
+#: 14.8 -> 12.7, 16.6 -> 13.3; 20.7 -> 19.7, 23.5 -> 22.1.
+SHORT_SPLIT_STEPS = 8
 #: From this many waves of tiles on, one CTA a tile again: the tail wave is a small share and Stream-K's
 #: partial tiles cost more (28672 x 8192 s4 M=4096, wide producer tile, 27 waves: 3391 us against 3582, H200,
 #: 2026-12-03; at 6.8 waves, M=1024, Stream-K still won: 808 against 825).
@@ -261,6 +272,13 @@ class DenseTuner:
                                         f"{k_iters} k-steps of a tile")
         else:
             splits = split_count(tiles, k_iters, resident)
+            if splits > 1 and k_iters // splits < SHORT_SPLIT_STEPS and spec.waits_for_sharers():
+                fewer = split_count(tiles, k_iters, max(sm_count, 1))
+                if fewer > 1:
+                    reasons.append(f"a split of {splits} leaves {k_iters // splits} k-steps a CTA (< "
+                                   f"{SHORT_SPLIT_STEPS}): split over one CTA an SM, the tile's first CTA adds fewer "
+                                   "partials one after another (measured)")
+                    splits = fewer
         if schedule is None and preferred is not None and tiles <= resident:
             schedule = preferred
             reasons.append(f"{tiles} tiles on {resident} resident CTAs: {preferred}, measured best for this tile")
