@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk ncu-m64-a2 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -314,6 +314,17 @@ for step in $steps; do
       for f in "w4a16 s4 g128" mxfp4; do for nks in "4096 4096 split-k:8" "4096 14336 split-k:8" "2048 8192 split-k:16"; do
         read -r n k s <<< "$nks"; timeout 100 $P --format "$f" --n $n --k $k --m 1,16 --tiles "tuner $s; tuner"; done; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/short-splits.txt" ;;
+    # decode layers where Stream-K over 264 resident CTAs leaves ~3-5 k-steps a CTA (NOTES run 18 lead 2; not yet
+    # run): the tuner against a split of 2 (at most one CTA an SM), one CTA a tile, and Stream-K over 132 CTAs, verified
+    short-sk) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --span"
+      V="tuner split-k:2; tuner data-parallel; 1,1,2,1,2,256,4,8,1,S stream-k; tuner"
+      for nk in "6144 4096" "5120 5120" "11008 4096" "4096 11008"; do read -r n k <<< "$nk"
+        timeout 100 $P --n $n --k $k --m 1 --tiles "${V//S/1}"; timeout 100 $P --n $n --k $k --m 16 --tiles "${V//S/2}"; done
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/short-sk.txt" ;;
+    # where the M = 64 kernel's MMA warps wait without the dequant (HM_ABLATE=2: 54 us against 42 for the loads
+    # alone, NOTES run 18 lead 1; not yet run)
+    ncu-m64-a2) bash benchmarks/ncu_wna16.sh p512_m64_a2 --m 64 --ablate 2 2>&1 | tee "$OUT/ncu-m64-a2.txt" | tail -40
+      rm -f "$OUT"/*.ncu-rep ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done
