@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk ncu-m64-a2 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -321,6 +321,18 @@ for step in $steps; do
       for nk in "6144 4096" "5120 5120" "11008 4096" "4096 11008"; do read -r n k <<< "$nk"
         timeout 100 $P --n $n --k $k --m 1 --tiles "${V//S/1}"; timeout 100 $P --n $n --k $k --m 16 --tiles "${V//S/2}"; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/short-sk.txt" ;;
+    # the uniform stage wait (experiments/wna16-uniform-wait.patch, applied to this call's copy only) with the words
+    # read per k16 step: no R2UR and the fix-up's spills as today (36 / 76 bytes; with preload 60 / 228), against
+    # the default, verified (NOTES run 18 lead 1; not yet run)
+    uniform-preload) { patch -p1 -s < benchmarks/experiments/wna16-uniform-wait.patch || exit 1
+      P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+      for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192"; do read -r n k <<< "$nk"
+        for d in HM_UNIFORM_WAIT=0 HM_UNIFORM_WAIT=1,HM_WGMMA_PRELOAD=0 HM_UNIFORM_WAIT=0,HM_WGMMA_PRELOAD=0; do
+          timeout 100 $P --n $n --k $k --m 33,64,128 --define $d; done; done
+      for f in mxfp4 "w8a16 e4m3 ch"; do for d in HM_UNIFORM_WAIT=0 HM_UNIFORM_WAIT=1,HM_WGMMA_PRELOAD=0; do
+        timeout 60 $P --m 64 --format "$f" --define $d; done; done
+      patch -p1 -R -s < benchmarks/experiments/wna16-uniform-wait.patch
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/uniform-preload.txt" ;;
     # where the M = 64 kernel's MMA warps wait without the dequant (HM_ABLATE=2: 54 us against 42 for the loads
     # alone, NOTES run 18 lead 1; not yet run)
     ncu-m64-a2) bash benchmarks/ncu_wna16.sh p512_m64_a2 --m 64 --ablate 2 2>&1 | tee "$OUT/ncu-m64-a2.txt" | tail -40
