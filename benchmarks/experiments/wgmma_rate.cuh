@@ -15,10 +15,16 @@
 namespace wgrate {
 using namespace humming;
 
+// Pair q (0..3) of one packed word: shift, mask | magic, fma2 for the zero, mul2 for the group scale.
+__device__ __forceinline__ u32 s4_word_pair(u32 word, int q, u32 mask, u32 magic, u32 negz, u32 scale) {
+  const u32 x = ((word >> (4 * q)) & mask) | magic;
+  return arch::mul2(bf16_t{}, arch::fma2(bf16_t{}, x, arch::one2(bf16_t{}), negz), scale);
+}
+
+// Pair P (0..15) of a lane's four words.
 template <int P>
 __device__ __forceinline__ u32 s4_pair(const u32 (&w)[4], u32 mask, u32 magic, u32 negz, u32 scale) {
-  const u32 x = ((w[P / 4] >> (4 * (P % 4))) & mask) | magic;
-  return arch::mul2(bf16_t{}, arch::fma2(bf16_t{}, x, arch::one2(bf16_t{}), negz), scale);
+  return s4_word_pair(w[P / 4], P % 4, mask, magic, negz, scale);
 }
 
 template <int Q, int G>
@@ -110,7 +116,8 @@ __global__ void __launch_bounds__(128 * W, 1) wgmma_rate(int iters, unsigned* ou
 #pragma unroll
         for (int g = 0; g < G; ++g) {
           arch::wgmma_rs<N>(bf16_t{}, d[g], buf[ks % 3][g], desc);
-          u32 one[4];  // a copy, not a direct write: the variant as measured (08:38; a direct write schedules differently)
+          // a copy, not a direct write: the variant as measured (08:38; a direct write schedules differently)
+          u32 one[4];
           dequant_fragment(next.w, one, g, mask, magic, negz, scale);
 #pragma unroll
           for (int r = 0; r < 4; ++r) buf[(ks + 1) % 3][g][r] = one[r];
@@ -210,12 +217,6 @@ __device__ __forceinline__ void sts128(u32 addr, u32 a, u32 b, u32 c, u32 d) {
   asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
 }
 
-// One word's four pairs, as s4_pair (shift, mask | magic, fma2 for the zero, mul2 for the group scale).
-__device__ __forceinline__ u32 s4_word_pair(u32 word, int q, u32 mask, u32 magic, u32 negz, u32 scale) {
-  const u32 x = ((word >> (4 * q)) & mask) | magic;
-  return arch::mul2(bf16_t{}, arch::fma2(bf16_t{}, x, arch::one2(bf16_t{}), negz), scale);
-}
-
 // Stage i's share `part` of `parts` for thread t (0..127): N / 16 words a thread for the whole stage, each word's
 // four pairs one 16-byte store at row t + 128 (j / 8), chunk j % 8 of the 128-byte swizzle (conflict-free: eight
 // consecutive lanes write eight rows, so eight different chunks). ALU = false stores the words as read.
@@ -254,7 +255,8 @@ __global__ void __launch_bounds__(128 * (C + P), 1) wgmma_ss_rate(int iters, uns
   const int tid = threadIdx.x, wg = tid >> 7, t = tid & 127;
   constexpr int kStage = N * 128, kBytes = 8192 + 32768 + C * 2 * kStage;
   for (int i = tid; i < kBytes / 4; i += blockDim.x)  // small bf16 values, random words in the word area
-    reinterpret_cast<u32*>(smem)[i] = (i >= 2048 && i < 10240) ? 0x9e5b7a31u * i : (0x3c003c00u | ((i & 63) * 0x00010001u));
+    reinterpret_cast<u32*>(smem)[i] =
+        (i >= 2048 && i < 10240) ? 0x9e5b7a31u * i : (0x3c003c00u | ((i & 63) * 0x00010001u));
   __syncthreads();
   arch::fence_proxy_async_smem();
   const u32 sA = arch::smem_u32(smem), sW = sA + 8192, ring = sW + 32768;

@@ -289,7 +289,7 @@ def test_a_split_that_leaves_short_ctas_runs_one_cta_an_sm() -> None:
         plan = tuning.TUNER.plan(GemmProblem(m, 4096, 14336, W4, dtypes.bf16, dtypes.bf16), caps, 132)
         assert plan.schedule == "split-k" and plan.grid == 128 and plan.cooperative, plan.reasons
         assert "one CTA an SM" in plan.explain()
-    # 8 k-steps a CTA or more keep the split over every resident CTA (8192 x 8192: 256 CTAs, tested above)
+    # 8 k-steps a CTA or more keep the split over every resident CTA (8192 x 28672: 4 splits of 28 k-steps)
     assert tuning.TUNER.plan(GemmProblem(1, 8192, 28672, W4, dtypes.bf16, dtypes.bf16), caps, 132).grid == 256
 
 

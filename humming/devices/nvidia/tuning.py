@@ -69,8 +69,9 @@ DP_WAVE_FILL = 0.8
 #: A K split over every resident CTA that leaves each fewer k-steps than this splits over one CTA an SM instead,
 #: where the tile's first CTA adds the sharers' partials itself (GemmDenseSpec.waits_for_sharers): with two short
 #: CTAs an SM and splits of 8-16, the slowest CTA ran 5-9 us past the median; one CTA an SM halves the sharers and
-#: that gap. (Not the serial reads of the sharers' slots: loading four at once gained nothing, RESULTS 12:07.) H200, 2026-12-04 11:56, s4 g128 bf16 decode tile, one process a shape, verified, us (two CTAs an SM ->
-#: one): 2048 x 8192 (2 k-steps a CTA) M = 1 18.9 -> 14.1, M = 16 19.5 -> 14.6; 4096 x 4096 (2) 14.9 -> 12.4,
+#: that gap. (Not the serial reads of the sharers' slots: loading four at once gained nothing, RESULTS 12:07.)
+#: H200, 2026-12-04 11:56, s4 g128 bf16 decode tile, one process a shape, verified, us (two CTAs an SM -> one):
+#: 2048 x 8192 (2 k-steps a CTA) M = 1 18.9 -> 14.1, M = 16 19.5 -> 14.6; 4096 x 4096 (2) 14.9 -> 12.4,
 #: 16.0 -> 13.0; 4096 x 14336 (7) 20.6 -> 19.3, 22.0 -> 21.0. At 8 k-steps it no longer pays: 8192 x 8192 M = 1
 #: 19.4 -> 19.4, M = 16 21.7 -> 22.1; 14336 x 4096 (a split of 2 against one CTA a tile) 18.6 -> 18.4, 20.5 -> 20.6.
 #: Confirmed 12:00 with this rule in the tuner (old split -> tuner): s4 2048 x 8192 18.5 -> 14.2, 19.3 -> 14.4;
