@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -337,6 +337,20 @@ for step in $steps; do
     # alone, NOTES run 18 lead 1; not yet run)
     ncu-m64-a2) bash benchmarks/ncu_wna16.sh p512_m64_a2 --m 64 --ablate 2 2>&1 | tee "$OUT/ncu-m64-a2.txt" | tail -40
       rm -f "$OUT"/*.ncu-rep ;;
+    # the activations' share of an SM's traffic past decode (each n tile re-reads its A tile; 56 tiles at N = 28672):
+    # HM_NO_A_LOADS=1 drops their copies, with and without the MMAs and dequant (a3); wrong values by design
+    no-a) { P="python3 benchmarks/profile_wna16.py --reps 20 --span"
+      for nk in "28672 8192" "8192 8192"; do read -r n k <<< "$nk"
+        for a in 0 3; do for d in HM_NO_A_LOADS=0 HM_NO_A_LOADS=1; do
+          timeout 90 $P --n $n --k $k --m 64,128 --ablate $a --define $d; done; done; done
+      for d in HM_NO_A_LOADS=0 HM_NO_A_LOADS=1; do timeout 90 $P --m 1024 --define $d; done
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/no-a.txt" ;;
+    # the tuner's Stream-K over one CTA an SM where the resident CTAs would get < 8 k-steps (tuning.SHORT_SPLIT_STEPS)
+    # against Stream-K over every resident CTA, s4 and MXFP4, verified
+    short-sk2) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+      for f in "w4a16 s4 g128" mxfp4; do for nk in "6144 4096" "5120 5120" "11008 4096" "4096 11008" "3072 4096"; do
+        read -r n k <<< "$nk"; timeout 100 $P --format "$f" --n $n --k $k --m 1,16 --tiles "tuner; tuner stream-k; tuner"; done; done
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/short-sk2.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

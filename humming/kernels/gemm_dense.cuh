@@ -38,6 +38,11 @@
 #ifndef HM_ABLATE
 #define HM_ABLATE 0
 #endif
+// Timing experiments only: 1 = no activation copies (the stage's A tile keeps whatever it held), to weigh the
+// activations' share of an SM's traffic (every n tile re-reads them).
+#ifndef HM_NO_A_LOADS
+#define HM_NO_A_LOADS 0
+#endif
 
 namespace humming {
 
@@ -189,7 +194,7 @@ struct GemmDense {
       const u32 base = arch::smem_u32(smem + stage * Stage::kBytes);
       w.load(base + Stage::kW, kt, pol_w, bar);
       if constexpr (HM_ABLATE >= 5) return;
-      a.load(base + Stage::kA, kt, bar);
+      if constexpr (HM_NO_A_LOADS == 0) a.load(base + Stage::kA, kt, bar);
       if constexpr (Stage::kSRows > 0) s.load(base + Stage::kS, kt, pol_w);
       if constexpr (Stage::kZRows > 0) z.load(base + Stage::kZ, kt, pol_w);
     }
