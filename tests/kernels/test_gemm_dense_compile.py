@@ -293,6 +293,24 @@ def test_a_split_that_leaves_short_ctas_runs_one_cta_an_sm() -> None:
     assert tuning.TUNER.plan(GemmProblem(1, 8192, 28672, W4, dtypes.bf16, dtypes.bf16), caps, 132).grid == 256
 
 
+def test_a_stream_k_that_leaves_short_ctas_runs_one_cta_an_sm() -> None:
+    caps = archs.capabilities("sm_90a")
+    for m in (1, 16):
+        # 48 tiles of 16 k-steps: 2.9 k-steps a CTA over the 264 resident CTAs, 5.8 over 132
+        plan = tuning.TUNER.plan(GemmProblem(m, 6144, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+        assert plan.schedule == "stream-k" and plan.grid == 132 and plan.cooperative, plan.reasons
+        assert "one CTA an SM" in plan.explain()
+        # a schedule the caller names keeps every resident CTA
+        given = tuning.TUNER.plan(GemmProblem(m, 6144, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132,
+                                  schedule="stream-k")
+        assert given.grid == 264
+    # 27 k-steps a CTA (224 tiles of 32), and 5.2 k-steps but only 3.1 CTAs a tile (86 tiles of 16): every
+    # resident CTA
+    for n, k in ((28672, 8192), (11008, 4096)):
+        kept = tuning.TUNER.plan(GemmProblem(1, n, k, W4, dtypes.bf16, dtypes.bf16), caps, 132)
+        assert kept.schedule == "stream-k" and kept.grid == 264, kept.reasons
+
+
 def test_the_gpu_tests_split_k_shape_is_planned_as_split_k_on_an_h200() -> None:
     caps = archs.capabilities("sm_90a")
     for fmt in (W4, presets.get("awq_int4").weight, presets.get("mxfp4").weight):

@@ -78,6 +78,14 @@ DP_WAVE_FILL = 0.8
 #: 4096 x 4096 14.5 -> 12.2, 16.1 -> 12.7; 4096 x 14336 20.1 -> 19.0, 21.5 -> 20.8; MXFP4 18.9 -> 14.2, 20.2 -> 14.8;
 #: 14.8 -> 12.7, 16.6 -> 13.3; 20.7 -> 19.7, 23.5 -> 22.1.
 SHORT_SPLIT_STEPS = 8
+#: The same for Stream-K over the resident CTAs, where more than this many CTAs share a tile on average (a
+#: Stream-K tile's sharers): H200, 2026-12-04 13:33, the tuner's decode tile, one process a format, verified, us,
+#: 264 -> 132 CTAs, M = 1 / 16, s4 g128 (MXFP4): 3072 x 4096 (11 CTAs a tile, 1.5 k-steps a CTA) 15.4 -> 12.8 /
+#: 16.7 -> 13.4 (16.1 -> 13.3 / 17.4 -> 14.0); 4096 x 11008 (8.3, 5.2) 19.0 -> 17.9 / 20.3 -> 19.3 (19.6 -> 18.5 /
+#: 21.5 -> 20.4); 5120 x 5120 (6.6, 3.0) 15.8 -> 14.8 / 16.6 -> 15.6 (16.2 -> 15.2 / 17.3 -> 16.4); 6144 x 4096
+#: (5.5, 2.9) 15.0 -> 14.2 / 15.6 -> 15.1 (15.2 -> 14.7 / 16.3 -> 15.7). With fewer sharers it lost: 11008 x 4096
+#: (3.1 CTAs a tile, 5.2 k-steps) 16.6 -> 17.1 / 18.0 -> 18.5 (17.4 -> 17.9 / 19.3 -> 19.9).
+SHORT_STREAM_K_SHARERS = 4
 #: From this many waves of tiles on, one CTA a tile again: the tail wave is a small share and Stream-K's
 #: partial tiles cost more (28672 x 8192 s4 M=4096, wide producer tile, 27 waves: 3391 us against 3582, H200,
 #: 2026-12-03; at 6.8 waves, M=1024, Stream-K still won: 808 against 825).
@@ -280,6 +288,7 @@ class DenseTuner:
                                    f"{SHORT_SPLIT_STEPS}): split over one CTA an SM, whose tiles have fewer sharers "
                                    "and finish closer to the other CTAs (measured)")
                     splits = fewer
+        by_tuner = schedule is None  # the short-split rules below apply only to the tuner's own choice
         if schedule is None and preferred is not None and tiles <= resident:
             schedule = preferred
             reasons.append(f"{tiles} tiles on {resident} resident CTAs: {preferred}, measured best for this tile")
@@ -329,6 +338,12 @@ class DenseTuner:
             ws = 0
         elif schedule == "stream-k":
             grid = min(resident, tiles * k_iters)
+            if (by_tuner and spec.waits_for_sharers() and sm_count < grid
+                    and tiles * k_iters < SHORT_SPLIT_STEPS * grid and grid > SHORT_STREAM_K_SHARERS * tiles):
+                reasons.append(f"Stream-K over {grid} CTAs leaves {tiles * k_iters / grid:.1f} k-steps a CTA (< "
+                               f"{SHORT_SPLIT_STEPS}) and {grid / tiles:.1f} CTAs a tile (> {SHORT_STREAM_K_SHARERS}): "
+                               "over one CTA an SM instead, whose tiles have fewer sharers (measured)")
+                grid = min(max(sm_count, 1), tiles * k_iters)
             reasons.append(f"{tiles} tiles on {resident} resident CTAs: Stream-K, {grid} CTAs share "
                            f"{tiles * k_iters} k-steps ({tiles * k_iters / grid:.1f} each)")
             ws = 2 * grid * t.block_m * t.block_n
