@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -351,6 +351,15 @@ for step in $steps; do
       for f in "w4a16 s4 g128" mxfp4; do for nk in "6144 4096" "5120 5120" "11008 4096" "4096 11008" "3072 4096"; do
         read -r n k <<< "$nk"; timeout 100 $P --format "$f" --n $n --k $k --m 1,16 --tiles "tuner; tuner stream-k; tuner"; done; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/short-sk2.txt" ;;
+    # MXFP4 on bf16 with the e2m1 exponent fix folded into the ue8m0 scale pairs (HM_FOLD_UE8M0; no f32 partial
+    # sums for the scales), against the default, verified
+    # (experiments/wna16-fold-ue8m0.patch, applied to this call's copy only; ran 13:41, not merged)
+    fold) { patch -p1 -s < benchmarks/experiments/wna16-fold-ue8m0.patch || exit 1
+      P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        for d in 0 1 0 1; do timeout 100 $P --format mxfp4 --n $n --k $k --m 1,16,64 --define HM_FOLD_UE8M0=$d; done; done
+      patch -p1 -R -s < benchmarks/experiments/wna16-fold-ue8m0.patch
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/fold.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

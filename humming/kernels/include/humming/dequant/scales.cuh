@@ -38,6 +38,17 @@ HM_DEVICE u32 scale_pair_of_code(Act act, u32 b) {
   }
 }
 
+// Scale code byte J of `word` as a pair. ue8m0 on bf16: one PRMT puts the byte under both halves (b | b << 16)
+// and one multiply shifts it into the exponent fields (instead of a shift, a mask and the multiply).
+template <int SDT, class Act, int J>
+HM_DEVICE u32 scale_pair_of_byte(Act act, u32 word) {
+  if constexpr (SDT == kScaleUe8m0 && ActTraits<Act>::mantissa == 7) {
+    return arch::prmt(word, 0u, 0x4040u | J | (J << 8)) * 0x80u;
+  } else {
+    return scale_pair_of_code<SDT>(act, (word >> (8 * J)) & 0xFFu);
+  }
+}
+
 // Eight scale pairs for the lane's n8 fragments, from the scale row at shared address `row` (this n64 block).
 template <int SDT, class Act>
 HM_DEVICE void load_scale_pairs(Act act, u32 row, int g, u32 (&s)[8]) {
@@ -49,8 +60,10 @@ HM_DEVICE void load_scale_pairs(Act act, u32 row, int g, u32 (&s)[8]) {
     s[6] = splat_lo(v.w); s[7] = splat_hi(v.w);
   } else {
     const uint2 v = arch::lds64(row + g * 8);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) s[j] = scale_pair_of_code<SDT>(act, ((j < 4 ? v.x : v.y) >> (8 * (j % 4))) & 0xFFu);
+    s[0] = scale_pair_of_byte<SDT, Act, 0>(act, v.x); s[1] = scale_pair_of_byte<SDT, Act, 1>(act, v.x);
+    s[2] = scale_pair_of_byte<SDT, Act, 2>(act, v.x); s[3] = scale_pair_of_byte<SDT, Act, 3>(act, v.x);
+    s[4] = scale_pair_of_byte<SDT, Act, 0>(act, v.y); s[5] = scale_pair_of_byte<SDT, Act, 1>(act, v.y);
+    s[6] = scale_pair_of_byte<SDT, Act, 2>(act, v.y); s[7] = scale_pair_of_byte<SDT, Act, 3>(act, v.y);
   }
 }
 
@@ -64,8 +77,8 @@ HM_DEVICE void load_scale_pairs_of_fragment(Act act, u32 row, int g, int f, u32 
     s[1] = splat_hi(v);
   } else {
     const u32 v = arch::lds32(row + g * 8 + 4 * (f >> 1)) >> (16 * (f & 1));
-    s[0] = scale_pair_of_code<SDT>(act, v & 0xFFu);
-    s[1] = scale_pair_of_code<SDT>(act, (v >> 8) & 0xFFu);
+    s[0] = scale_pair_of_byte<SDT, Act, 0>(act, v);
+    s[1] = scale_pair_of_byte<SDT, Act, 1>(act, v);
   }
 }
 
