@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -360,6 +360,25 @@ for step in $steps; do
         for d in 0 1 0 1; do timeout 100 $P --format mxfp4 --n $n --k $k --m 1,16,64 --define HM_FOLD_UE8M0=$d; done; done
       patch -p1 -R -s < benchmarks/experiments/wna16-fold-ue8m0.patch
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/fold.txt" ;;
+    # what the split-tile fix-up costs the M = 64 kernel on few-tile shapes: Stream-K against split-K over 128 CTAs,
+    # each with the fix-up cut out (HM_FINISH_STEPS=-1: wrong values, timing only; 1 loses the MMAs, 2 still runs the spread fix-up)
+    fixup-floor) { P="python3 benchmarks/profile_wna16.py --reps 20 --span"
+      for nk in "8192 8192 8" "8192 28672 8" "4096 14336 16"; do read -r n k s <<< "$nk"
+        timeout 100 $P --n $n --k $k --m 64 --tiles "tuner split-k:$s; tuner stream-k +HM_FINISH_STEPS=-1; tuner split-k:$s +HM_FINISH_STEPS=-1"
+      done
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/fixup-floor.txt" ;;
+    # split-K over thread-block clusters, each tile reduced through its cluster's shared memory
+    # (experiments/wna16-cluster-splitk.patch, applied to this call's copy only; ran 13:56, not merged), against the
+    # tuner's Stream-K, verified
+    cluster) { patch -p1 -s < benchmarks/experiments/wna16-cluster-splitk.patch || exit 1
+      P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"; T="cluster:1,4,8,1,1,64,8,8,1,0,0,1"
+      for nks in "8192 8192 8 4" "8192 28672 8 4" "4096 14336 8 8" "28672 8192 2 0" "28672 4096 2 0"; do
+        read -r n k s s2 <<< "$nks"
+        timeout 100 $P --n $n --k $k --m 33,64 --tiles "tuner; $T split-k:$s"
+        [ "$s2" != 0 ] && timeout 100 $P --n $n --k $k --m 128 --tiles "tuner; $T split-k:$s2"
+      done
+      patch -p1 -R -s < benchmarks/experiments/wna16-cluster-splitk.patch
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/cluster.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

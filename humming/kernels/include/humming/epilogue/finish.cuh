@@ -13,7 +13,8 @@
 #include <humming/scheduler/stream_k.cuh>
 
 // Timing experiments only (benchmarks/device_batch.sh sk-bisect, with HM_ABLATE 5): how much of finish_tile runs.
-// 0: nothing; 1: the k-warp reduction; 2: and the whole tile's store (decode tiles split over CTAs: the partial's
+// -1: the accumulators consumed, nothing stored (the only one of these that keeps the wgmma kernels' MMAs); 0:
+// nothing; 1: the k-warp reduction; 2: and the whole tile's store (decode tiles split over CTAs: the partial's
 // write); 3: all (the real kernel).
 #ifndef HM_FINISH_STEPS
 #define HM_FINISH_STEPS 3
@@ -361,6 +362,12 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
                            int nt, long long seg_begin, long long seg_end, int wm, int wn, int wk, int lane,
                            float fix) {
   constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
+  if constexpr (HM_FINISH_STEPS == -1) {  // timing only: the accumulators summed (their MMAs kept), nothing stored
+    float sum = 0.0f;
+    for_each_quad(acc, [&](float(&c)[4], int) { sum += c[0] + c[1] + c[2] + c[3]; });
+    if (p.m < 0) reinterpret_cast<float*>(p.ws)[threadIdx.x] = sum;  // never (M >= 1): ptxas cannot drop the sum
+    return;
+  }
   if constexpr (HM_FINISH_STEPS < 1) return;
   if constexpr (Cfg::kWarpK > 1) reduce_k_warps<Cfg>(red_smem, acc, wm * Cfg::kWarpN + wn, wk, lane);
   if constexpr (HM_FINISH_STEPS < 2) return;
