@@ -13,12 +13,14 @@
 #include <humming/scheduler/stream_k.cuh>
 
 // Timing experiments only (benchmarks/device_batch.sh sk-bisect, with HM_ABLATE 5): how much of finish_tile runs.
-// -1: the accumulators consumed, nothing stored (the only one of these that keeps the wgmma kernels' MMAs); 0:
-// nothing; 1: the k-warp reduction; 2: and the whole tile's store (decode tiles split over CTAs: the partial's
+// -1: the accumulators summed, nothing stored (the only one of these that keeps the wgmma kernels' MMAs); -2: the
+// same with the finish compiled in (the k-loop as in the real kernel); 0: nothing; 1: the k-warp reduction; 2: and the whole tile's store (decode tiles split over CTAs: the partial's
 // write); 3: all (the real kernel).
 #ifndef HM_FINISH_STEPS
 #define HM_FINISH_STEPS 3
 #endif
+// The part of the finish compiled in: all of it for the negative (run-time) values.
+#define HM_FINISH_COMPILED (HM_FINISH_STEPS < 0 ? 3 : HM_FINISH_STEPS)
 // The same for the counter form (finish_shared_tile_by_last, tiles larger than decode ones): 0: the partial's write;
 // 1: and the counter; 2: and the last arrival's reads of the slots; 3: all (the real kernel).
 #ifndef HM_FIXUP_STEPS
@@ -149,7 +151,7 @@ HM_DEVICE void finish_shared_tile_by_first(const Args& p, const scheduler::Strea
     });
     return;
   }
-  if constexpr (HM_FINISH_STEPS < 3) return;
+  if constexpr (HM_FINISH_COMPILED < 3) return;
   const int g_hi = sk.owner(t0 + sk.k_iters - 1);
   for (int gg = static_cast<int>(blockIdx.x) + 1; gg <= g_hi; ++gg) {
     float4* from = ws + 2 * gg * kSlot;  // the sharer's first segment: its slot 2g
@@ -362,15 +364,19 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
                            int nt, long long seg_begin, long long seg_end, int wm, int wn, int wk, int lane,
                            float fix) {
   constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
-  if constexpr (HM_FINISH_STEPS == -1) {  // timing only: the accumulators summed (their MMAs kept), nothing stored
-    float sum = 0.0f;
-    for_each_quad(acc, [&](float(&c)[4], int) { sum += c[0] + c[1] + c[2] + c[3]; });
-    if (p.m < 0) reinterpret_cast<float*>(p.ws)[threadIdx.x] = sum;  // never (M >= 1): ptxas cannot drop the sum
-    return;
+  // timing only: the accumulators summed (their MMAs kept), nothing stored; -2: the same at run time with the real
+  // finish still compiled in (M < 2^30), so that the k-loop keeps the registers the finish costs it
+  if constexpr (HM_FINISH_STEPS == -1 || HM_FINISH_STEPS == -2) {
+    if (HM_FINISH_STEPS == -1 || p.m < (1 << 30)) {
+      float sum = 0.0f;
+      for_each_quad(acc, [&](float(&c)[4], int) { sum += c[0] + c[1] + c[2] + c[3]; });
+      if (p.m < 0) reinterpret_cast<float*>(p.ws)[threadIdx.x] = sum;  // never (M >= 1): ptxas cannot drop the sum
+      return;
+    }
   }
-  if constexpr (HM_FINISH_STEPS < 1) return;
+  if constexpr (HM_FINISH_COMPILED < 1) return;
   if constexpr (Cfg::kWarpK > 1) reduce_k_warps<Cfg>(red_smem, acc, wm * Cfg::kWarpN + wn, wk, lane);
-  if constexpr (HM_FINISH_STEPS < 2) return;
+  if constexpr (HM_FINISH_COMPILED < 2) return;
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
   if (seg_begin == t0 && seg_end == t0 + sk.k_iters) {  // this CTA ran the whole tile
     if (wk == 0) store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
