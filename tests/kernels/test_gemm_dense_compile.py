@@ -11,6 +11,7 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,7 @@ from conformance.sass import unwritten_uniform_registers
 from humming.core import dtypes, presets
 from humming.core.build import compile_many
 from humming.core.formats import Granularity, ScaleSpec, WeightFormat, ZeroPointSpec
+from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
 from humming.devices.nvidia import archs, tuning
 from humming.errors import InternalError, InvalidInputError, UnsupportedError
@@ -282,33 +284,34 @@ def test_plans_with_partial_tiles_are_cooperative_and_fit_one_wave() -> None:
     assert wide.grid > 264 and not wide.cooperative
 
 
-def test_a_split_that_leaves_short_ctas_runs_one_cta_an_sm() -> None:
-    caps = archs.capabilities("sm_90a")
-    for m in (1, 16):
-        # 32 tiles of 56 k-steps: 8 splits on the 264 resident CTAs would leave 7 k-steps a CTA; 4 on 132 leave 14
-        plan = tuning.TUNER.plan(GemmProblem(m, 4096, 14336, W4, dtypes.bf16, dtypes.bf16), caps, 132)
-        assert plan.schedule == "split-k" and plan.grid == 128 and plan.cooperative, plan.reasons
-        assert "one CTA an SM" in plan.explain()
-    # 8 k-steps a CTA or more keep the split over every resident CTA (8192 x 28672: 4 splits of 28 k-steps)
-    assert tuning.TUNER.plan(GemmProblem(1, 8192, 28672, W4, dtypes.bf16, dtypes.bf16), caps, 132).grid == 256
+def _h200_s4_plan(m: int, n: int, k: int, **kw: Any) -> KernelPlan:
+    return tuning.TUNER.plan(GemmProblem(m, n, k, W4, dtypes.bf16, dtypes.bf16), archs.capabilities("sm_90a"), 132,
+                             **kw)
 
 
-def test_a_stream_k_that_leaves_short_ctas_runs_one_cta_an_sm() -> None:
-    caps = archs.capabilities("sm_90a")
+@pytest.mark.parametrize("n, k, schedule, grid", [
+    # 32 tiles of 56 k-steps: 8 splits on the 264 resident CTAs would leave 7 k-steps a CTA; 4 on 132 leave 14
+    (4096, 14336, "split-k", 128),
+    # 48 tiles of 16 k-steps: Stream-K over 264 leaves 2.9 k-steps a CTA and 5.5 CTAs a tile; over 132, 5.8
+    (6144, 4096, "stream-k", 132),
+])
+def test_a_short_split_runs_one_cta_an_sm(n: int, k: int, schedule: str, grid: int) -> None:
     for m in (1, 16):
-        # 48 tiles of 16 k-steps: 2.9 k-steps a CTA over the 264 resident CTAs, 5.8 over 132
-        plan = tuning.TUNER.plan(GemmProblem(m, 6144, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132)
-        assert plan.schedule == "stream-k" and plan.grid == 132 and plan.cooperative, plan.reasons
+        plan = _h200_s4_plan(m, n, k)
+        assert (plan.schedule, plan.grid, plan.cooperative) == (schedule, grid, True), plan.reasons
         assert "one CTA an SM" in plan.explain()
         # a schedule the caller names keeps every resident CTA
-        given = tuning.TUNER.plan(GemmProblem(m, 6144, 4096, W4, dtypes.bf16, dtypes.bf16), caps, 132,
-                                  schedule="stream-k")
-        assert given.grid == 264
-    # 27 k-steps a CTA (224 tiles of 32), and 5.2 k-steps but only 3.1 CTAs a tile (86 tiles of 16): every
-    # resident CTA
-    for n, k in ((28672, 8192), (11008, 4096)):
-        kept = tuning.TUNER.plan(GemmProblem(1, n, k, W4, dtypes.bf16, dtypes.bf16), caps, 132)
-        assert kept.schedule == "stream-k" and kept.grid == 264, kept.reasons
+        if schedule == "stream-k":
+            assert _h200_s4_plan(m, n, k, schedule=schedule).grid == 264
+
+
+@pytest.mark.parametrize("n, k, grid", [
+    (8192, 28672, 256),  # 4 splits of 28 k-steps
+    (28672, 8192, 264),  # Stream-K: 27 k-steps a CTA (224 tiles of 32)
+    (11008, 4096, 264),  # Stream-K: 5.2 k-steps a CTA but only 3.1 CTAs a tile (86 tiles of 16)
+])
+def test_a_long_enough_split_keeps_every_resident_cta(n: int, k: int, grid: int) -> None:
+    assert _h200_s4_plan(1, n, k).grid == grid
 
 
 def test_the_gpu_tests_split_k_shape_is_planned_as_split_k_on_an_h200() -> None:
