@@ -21,6 +21,14 @@
 #endif
 // The part of the finish compiled in: all of it for the negative (run-time) values.
 #define HM_FINISH_COMPILED (HM_FINISH_STEPS < 0 ? 3 : HM_FINISH_STEPS)
+// The same for the spread form (finish_spread), skipped at run time (M < 2^30 always) so that every build compiles
+// the whole finish and keeps the real kernel's k-loop: 0: nothing; 1: the partials' writes; 2: and the counter adds
+// (counters left dirty: the last variant of a process only); 3: and the participants' wait and the counter's reset;
+// 5: all (the real kernel: the other sharers' partials read and the tile stored).
+#ifndef HM_SPREAD_STEPS
+#define HM_SPREAD_STEPS 5
+#endif
+#define HM_SPREAD_SKIP(step) (HM_SPREAD_STEPS < (step) && p.m < (1 << 30))
 // The same for the counter form (finish_shared_tile_by_last, tiles larger than decode ones): 0: the partial's write;
 // 1: and the counter; 2: and the last arrival's reads of the slots; 3: all (the real kernel).
 #ifndef HM_FIXUP_STEPS
@@ -269,10 +277,11 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
   constexpr int R = FN * 4 * NB;
   constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
   const int add = static_cast<int>(seg_end - seg_begin);
+  if (HM_SPREAD_SKIP(1)) return;
   if (seg_end != sk.end(g)) {  // this CTA goes on to its next tile; the participants finish this one
     write_own_slot<Cfg>(p, sk, acc, seg_begin, wmn, mt, wm, lane);
     Cfg::sync_compute();  // the slot's writes before thread 0's release add
-    if (threadIdx.x == 0) arch::atomic_add_acq_rel_gpu(p.counters + tile, add);
+    if (threadIdx.x == 0 && !HM_SPREAD_SKIP(2)) arch::atomic_add_acq_rel_gpu(p.counters + tile, add);
     return;
   }
   const int g_lo = sk.owner(t0), g_hi = sk.owner(t0 + sk.k_iters - 1);
@@ -296,12 +305,16 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
       }
     }
   Cfg::sync_compute();  // the slot's writes before thread 0's release add
+  if (HM_SPREAD_SKIP(2)) return;
   if (threadIdx.x == 0) {
     arch::atomic_add_acq_rel_gpu(p.counters + tile, add);
-    arch::wait_count_acquire_gpu(p.counters + tile, sk.k_iters);
-    if (atomicAdd(p.counters + tile, 1) == sk.k_iters + np - 1) p.counters[tile] = 0;  // the last departure
+    if (!HM_SPREAD_SKIP(3)) {
+      arch::wait_count_acquire_gpu(p.counters + tile, sk.k_iters);
+      if (atomicAdd(p.counters + tile, 1) == sk.k_iters + np - 1) p.counters[tile] = 0;  // the last departure
+    }
   }
   Cfg::sync_compute();  // every thread sees the slots thread 0's acquire made visible
+  if (HM_SPREAD_SKIP(4)) return;
   // A column group at a time: the accumulators of the groups this CTA does not store are dead after their writes
   // (one loop over all quads with a per-quad test kept every one live and spilled 120 bytes).
   const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
