@@ -361,7 +361,8 @@ for step in $steps; do
       patch -p1 -R -s < benchmarks/experiments/wna16-fold-ue8m0.patch
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/fold.txt" ;;
     # what the split-tile fix-up costs the M = 64 kernel on few-tile shapes: Stream-K against split-K over 128 CTAs,
-    # each with the fix-up cut out (HM_FINISH_STEPS=-1: wrong values, timing only; 1 loses the MMAs, 2 still runs the spread fix-up)
+    # each with the fix-up cut out (HM_FINISH_STEPS=-1: wrong values, timing only; 1 loses the MMAs, 2 still runs
+    # the spread fix-up)
     fixup-floor) { P="python3 benchmarks/profile_wna16.py --reps 20 --span"
       for nk in "8192 8192 8" "8192 28672 8" "4096 14336 16"; do read -r n k s <<< "$nk"
         timeout 100 $P --n $n --k $k --m 64 --tiles "tuner split-k:$s; tuner stream-k +HM_FINISH_STEPS=-1; tuner split-k:$s +HM_FINISH_STEPS=-1"

@@ -14,8 +14,9 @@
 
 // Timing experiments only (benchmarks/device_batch.sh sk-bisect, with HM_ABLATE 5): how much of finish_tile runs.
 // -1: the accumulators summed, nothing stored (the only one of these that keeps the wgmma kernels' MMAs); -2: the
-// same with the finish compiled in (the k-loop as in the real kernel); 0: nothing; 1: the k-warp reduction; 2: and the whole tile's store (decode tiles split over CTAs: the partial's
-// write); 3: all (the real kernel).
+// same, decided at run time with the whole finish compiled in (so the k-loop is the real kernel's); 0: nothing; 1:
+// the k-warp reduction; 2: and the whole tile's store (decode tiles split over CTAs: the partial's write); 3: all
+// (the real kernel).
 #ifndef HM_FINISH_STEPS
 #define HM_FINISH_STEPS 3
 #endif
