@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from conformance.sass import unwritten_uniform_registers
+from humming import knobs
 from humming.core import dtypes, presets
-from humming.core.build import compile_many
+from humming.core.build import compile_many, compile_spec
 from humming.core.formats import Granularity, ScaleSpec, WeightFormat, ZeroPointSpec
 from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
@@ -638,3 +639,18 @@ def test_one_warp_tiles_with_sixty_four_chunks_a_thread_compile() -> None:
              GemmDenseSpec.build(caps.target, dtypes.f16, dtypes.f16, DecodeParams.of(W4), Tile(1, 4, 1, 1, 1, 256, 2))]
     for spec, kernel in zip(specs, compile_many(specs)):
         assert kernel.exports["smem_bytes"] == spec.smem_bytes(), spec.tile
+
+
+@pytest.mark.parametrize("defines", ["HM_FINISH_STEPS=-1", "HM_FINISH_STEPS=-2", "HM_SPREAD_STEPS=2",
+                                     "HM_NO_A_LOADS=1"])
+def test_the_device_steps_timing_builds_compile_and_keep_their_wgmmas(defines: str, tmp_path: Path) -> None:
+    # benchmarks/device_batch.sh times the M = 64 kernel built with these switches: a build that fails, or whose
+    # wgmmas ptxas drops (HM_FINISH_STEPS=1 let it: nothing read the accumulators), would be found on the device.
+    spec = _h200_s4_plan(64, 8192, 8192).spec
+    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES=defines):
+        kernel = compile_spec(spec)
+    tool = _nvdisasm()
+    if tool is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    sass = _sass(tool, kernel.binary, tmp_path / "k.cubin")
+    assert len(re.findall(r"HGMMA\.64x64x16", sass)) >= 16, f"{defines}: the wgmmas are gone"
