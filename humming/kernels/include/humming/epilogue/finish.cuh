@@ -30,6 +30,11 @@
 #define HM_SPREAD_STEPS 5
 #endif
 #define HM_SPREAD_SKIP(step) (HM_SPREAD_STEPS < (step) && p.m < (1 << 30))
+// Experiment: 1 = split tiles' partials written with an L2 evict_last policy (kept in L2 while the weights stream
+// past with evict_first until the tile's finishing CTA reads them; NOTES run 19 lead 1).
+#ifndef HM_SLOT_EVICT_LAST
+#define HM_SLOT_EVICT_LAST 0
+#endif
 // The same for the counter form (finish_shared_tile_by_last, tiles larger than decode ones): 0: the partial's write;
 // 1: and the counter; 2: and the last arrival's reads of the slots; 3: all (the real kernel).
 #ifndef HM_FIXUP_STEPS
@@ -192,8 +197,13 @@ HM_DEVICE void write_own_slot(const Args& p, const scheduler::StreamK& sk, Acc& 
   constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
   const int g = blockIdx.x;
   float4* ws = reinterpret_cast<float4*>(p.ws) + (seg_begin == sk.begin(g) ? 2 * g : 2 * g + 1) * kSlot;
+  const u64 keep = HM_SLOT_EVICT_LAST ? arch::policy_evict_last() : 0;
   for_each_quad(acc, [&](float (&c)[4], int r) {
-    if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
+    if (quad_row<Cfg>(acc, r, mt, wm, lane) >= p.m) return;
+    if constexpr (HM_SLOT_EVICT_LAST != 0)
+      arch::st_f4_policy(ws + (wmn * R + r) * 32 + lane, make_float4(c[0], c[1], c[2], c[3]), keep);
+    else
+      ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
   });
 }
 
@@ -293,6 +303,7 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
   // write_own_slot with a per-quad filter: that form compiles to more spills (48 / 116 bytes against 36 / 76) and
   // other SASS than the kernel measured.
   float4* const mine = reinterpret_cast<float4*>(p.ws) + sk.slot(g, t0) * kSlot + wmn * R * 32 + lane;
+  const u64 keep = HM_SLOT_EVICT_LAST ? arch::policy_evict_last() : 0;
 #pragma unroll
   for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
@@ -302,7 +313,11 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
       for (int h = 0; h < NB; ++h) {
         const int r = (fn * 4 + f) * NB + h;
         const float(&c)[4] = acc.d[fn][f][h];
-        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) mine[r * 32] = make_float4(c[0], c[1], c[2], c[3]);
+        if (quad_row<Cfg>(acc, r, mt, wm, lane) >= p.m) continue;
+        if constexpr (HM_SLOT_EVICT_LAST != 0)
+          arch::st_f4_policy(mine + r * 32, make_float4(c[0], c[1], c[2], c[3]), keep);
+        else
+          mine[r * 32] = make_float4(c[0], c[1], c[2], c[3]);
       }
     }
   Cfg::sync_compute();  // the slot's writes before thread 0's release add
