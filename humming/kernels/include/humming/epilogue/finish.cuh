@@ -25,20 +25,20 @@
 // The same for the spread form (finish_spread), skipped at run time (M < 2^30 always) so that every build compiles
 // the whole finish and keeps the real kernel's k-loop: 0: nothing; 1: the partials' writes; 2: and the counter adds
 // (counters left dirty: the last variant of a process only); 3: and the participants' wait and the counter's reset;
-// 5: all (the real kernel: the other sharers' partials read and the tile stored).
+// 4 or 5: all (the real kernel: the other sharers' partials read and the tile stored).
 #ifndef HM_SPREAD_STEPS
 #define HM_SPREAD_STEPS 5
 #endif
 #define HM_SPREAD_SKIP(step) (HM_SPREAD_STEPS < (step) && p.m < (1 << 30))
-// Experiment: 1 = split tiles' partials written with an L2 evict_last policy (kept in L2 while the weights stream
-// past with evict_first until the tile's finishing CTA reads them; NOTES run 19 lead 1).
-#ifndef HM_SLOT_EVICT_LAST
-#define HM_SLOT_EVICT_LAST 0
-#endif
 // The same for the counter form (finish_shared_tile_by_last, tiles larger than decode ones): 0: the partial's write;
 // 1: and the counter; 2: and the last arrival's reads of the slots; 3: all (the real kernel).
 #ifndef HM_FIXUP_STEPS
 #define HM_FIXUP_STEPS 3
+#endif
+// Experiment: 1 = split tiles' partials written with an L2 evict_last policy (kept in L2 while the weights stream
+// past with evict_first until the tile's finishing CTA reads them; NOTES run 19 lead 1).
+#ifndef HM_SLOT_EVICT_LAST
+#define HM_SLOT_EVICT_LAST 0
 #endif
 namespace humming {
 namespace epilogue {
