@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps slot-policy conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps slot-policy one-token conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -411,6 +411,13 @@ for step in $steps; do
         timeout 100 $P --n $n --k $k --m 64 --tiles "tuner stream-k +HM_SLOT_EVICT_LAST=1"; done
       timeout 100 $P --m 33,128 --tiles "tuner stream-k +HM_SLOT_EVICT_LAST=1"
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/slot-policy.txt" ;;
+    # M = 1 with the group scales applied to token column 0 only (HM_DECODE_ONE_TOKEN=1: 8 FFMA fewer a group and
+    # warp; valid at M = 1 only), s4 / MXFP4 / NVFP4 on the three large shapes, verified (NOTES run 19 lead 4; built
+    # after the device time ran out, not yet run)
+    one-token) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+      for f in "w4a16 s4 g128" mxfp4 nvfp4; do for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 100 $P --format "$f" --n $n --k $k --m 1 --tiles "tuner +HM_DECODE_ONE_TOKEN=1; tuner"; done; done
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/one-token.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac
 done

@@ -654,3 +654,20 @@ def test_the_device_steps_builds_compile_and_keep_their_wgmmas(defines: str, tmp
         pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
     sass = _sass(tool, kernel.binary, tmp_path / "k.cubin")
     assert len(re.findall(r"HGMMA\.64x64x16", sass)) >= 16, f"{defines}: the wgmmas are gone"
+
+
+def test_the_one_token_decode_build_compiles_with_fewer_scale_multiplies(tmp_path: Path) -> None:
+    # device_batch.sh one-token: MXFP4 at M = 1 with HM_DECODE_ONE_TOKEN=1 applies its g32 scales to token column 0
+    # only; the build must compile and lose FFMAs, nothing else
+    spec = tuning.TUNER.plan(GemmProblem(1, 28672, 8192, presets.get("mxfp4").weight, dtypes.bf16, dtypes.bf16),
+                             archs.capabilities("sm_90a"), 132).spec
+    tool = _nvdisasm()
+    if tool is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    ffma = []
+    for defines in ("", "HM_DECODE_ONE_TOKEN=1"):
+        with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES=defines):
+            sass = _sass(tool, compile_spec(spec).binary, tmp_path / "k.cubin")
+        assert len(re.findall(r"\bHMMA\.", sass)) > 0
+        ffma.append(len(re.findall(r"\bFFMA\b", sass)))
+    assert ffma[1] < ffma[0], ffma

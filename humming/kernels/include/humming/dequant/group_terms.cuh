@@ -6,6 +6,11 @@
 // groups or lie inside one, so each group's unscaled sum takes its scale once (one FFMA an accumulator) instead of
 // every operand pair taking it.
 #pragma once
+// Experiment (timing at M = 1 only: wrong for M > 1): 1 = the group scales go only onto the partial sums of token
+// column 0 (accumulator elements 0 and 2 of the first n8 block), the only column a one-token GEMM stores.
+#ifndef HM_DECODE_ONE_TOKEN
+#define HM_DECODE_ONE_TOKEN 0
+#endif
 #include <humming/arch/convert.cuh>
 #include <humming/arch/memory.cuh>
 #include <humming/dequant/scales.cuh>
@@ -55,9 +60,11 @@ struct GroupTerms {
       for (int f = 0; f < 4; ++f)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {  // d[f][.][e] is column 16f + g + 8(e/2): the pair j = 2f + e/2
+          if (HM_DECODE_ONE_TOKEN != 0 && (e & 1) != 0) continue;  // token column 2t + 1: never stored at M = 1
           const float sc = scale_f32<Cfg::kSDT>(Act{}, scale[fn][2 * f + e / 2]);
 #pragma unroll
-          for (int h = 0; h < NB; ++h) acc.d[fn][f][h][e] = fmaf(sc, part.d[fn][f][h][e], acc.d[fn][f][h][e]);
+          for (int h = 0; h < (HM_DECODE_ONE_TOKEN != 0 ? 1 : NB); ++h)
+            acc.d[fn][f][h][e] = fmaf(sc, part.d[fn][f][h][e], acc.d[fn][f][h][e]);
         }
   }
 };
