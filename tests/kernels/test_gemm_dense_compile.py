@@ -285,8 +285,8 @@ def test_plans_with_partial_tiles_are_cooperative_and_fit_one_wave() -> None:
     assert wide.grid > 264 and not wide.cooperative
 
 
-def _h200_s4_plan(m: int, n: int, k: int, **kw: Any) -> KernelPlan:
-    return tuning.TUNER.plan(GemmProblem(m, n, k, W4, dtypes.bf16, dtypes.bf16), archs.capabilities("sm_90a"), 132,
+def _h200_plan(m: int, n: int, k: int, fmt: WeightFormat = W4, **kw: Any) -> KernelPlan:
+    return tuning.TUNER.plan(GemmProblem(m, n, k, fmt, dtypes.bf16, dtypes.bf16), archs.capabilities("sm_90a"), 132,
                              **kw)
 
 
@@ -298,12 +298,12 @@ def _h200_s4_plan(m: int, n: int, k: int, **kw: Any) -> KernelPlan:
 ])
 def test_a_short_split_runs_one_cta_an_sm(n: int, k: int, schedule: str, grid: int) -> None:
     for m in (1, 16):
-        plan = _h200_s4_plan(m, n, k)
+        plan = _h200_plan(m, n, k)
         assert (plan.schedule, plan.grid, plan.cooperative) == (schedule, grid, True), plan.reasons
         assert "one CTA an SM" in plan.explain()
         # a schedule the caller names keeps every resident CTA
         if schedule == "stream-k":
-            assert _h200_s4_plan(m, n, k, schedule=schedule).grid == 264
+            assert _h200_plan(m, n, k, schedule=schedule).grid == 264
 
 
 @pytest.mark.parametrize("n, k, grid", [
@@ -312,7 +312,7 @@ def test_a_short_split_runs_one_cta_an_sm(n: int, k: int, schedule: str, grid: i
     (11008, 4096, 264),  # Stream-K: 5.2 k-steps a CTA but only 3.1 CTAs a tile (86 tiles of 16)
 ])
 def test_a_long_enough_split_keeps_every_resident_cta(n: int, k: int, grid: int) -> None:
-    assert _h200_s4_plan(1, n, k).grid == grid
+    assert _h200_plan(1, n, k).grid == grid
 
 
 def test_the_gpu_tests_split_k_shape_is_planned_as_split_k_on_an_h200() -> None:
@@ -646,21 +646,18 @@ def test_one_warp_tiles_with_sixty_four_chunks_a_thread_compile() -> None:
 def test_the_device_steps_builds_compile_and_keep_their_wgmmas(defines: str, tmp_path: Path) -> None:
     # benchmarks/device_batch.sh times the M = 64 kernel built with these switches: a build that fails, or whose
     # wgmmas ptxas drops (HM_FINISH_STEPS=1 let it: nothing read the accumulators), would be found on the device.
-    spec = _h200_s4_plan(64, 8192, 8192).spec
-    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES=defines):
-        kernel = compile_spec(spec)
     tool = _nvdisasm()
     if tool is None:
         pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
-    sass = _sass(tool, kernel.binary, tmp_path / "k.cubin")
+    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES=defines):
+        sass = _sass(tool, compile_spec(_h200_plan(64, 8192, 8192).spec).binary, tmp_path / "k.cubin")
     assert len(re.findall(r"HGMMA\.64x64x16", sass)) >= 16, f"{defines}: the wgmmas are gone"
 
 
 def test_the_one_token_decode_build_compiles_with_fewer_scale_multiplies(tmp_path: Path) -> None:
     # device_batch.sh one-token: MXFP4 at M = 1 with HM_DECODE_ONE_TOKEN=1 applies its g32 scales to token column 0
     # only; the build must compile and lose FFMAs, nothing else
-    spec = tuning.TUNER.plan(GemmProblem(1, 28672, 8192, presets.get("mxfp4").weight, dtypes.bf16, dtypes.bf16),
-                             archs.capabilities("sm_90a"), 132).spec
+    spec = _h200_plan(1, 28672, 8192, presets.get("mxfp4").weight).spec
     tool = _nvdisasm()
     if tool is None:
         pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")

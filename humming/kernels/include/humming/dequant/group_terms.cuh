@@ -6,15 +6,16 @@
 // groups or lie inside one, so each group's unscaled sum takes its scale once (one FFMA an accumulator) instead of
 // every operand pair taking it.
 #pragma once
+#include <humming/arch/convert.cuh>
+#include <humming/arch/memory.cuh>
+#include <humming/dequant/scales.cuh>
+#include <humming/dequant/zeros.cuh>
+
 // Experiment (timing at M = 1 only: wrong for M > 1): 1 = the group scales go only onto the partial sums of token
 // column 0 (accumulator elements 0 and 2 of the first n8 block), the only column a one-token GEMM stores.
 #ifndef HM_DECODE_ONE_TOKEN
 #define HM_DECODE_ONE_TOKEN 0
 #endif
-#include <humming/arch/convert.cuh>
-#include <humming/arch/memory.cuh>
-#include <humming/dequant/scales.cuh>
-#include <humming/dequant/zeros.cuh>
 
 namespace humming {
 namespace dequant {

@@ -22,14 +22,14 @@
 #endif
 // The part of the finish compiled in: all of it for the negative (run-time) values.
 #define HM_FINISH_COMPILED (HM_FINISH_STEPS < 0 ? 3 : HM_FINISH_STEPS)
-// The same for the spread form (finish_spread), skipped at run time (M < 2^30 always) so that every build compiles
+// The same for the spread form (finish_spread), skipped at run time (timing_skip) so that every build compiles
 // the whole finish and keeps the real kernel's k-loop: 0: nothing; 1: the partials' writes; 2: and the counter adds
 // (counters left dirty: the last variant of a process only); 3: and the participants' wait and the counter's reset;
 // 4 or 5: all (the real kernel: the other sharers' partials read and the tile stored).
 #ifndef HM_SPREAD_STEPS
 #define HM_SPREAD_STEPS 5
 #endif
-#define HM_SPREAD_SKIP(step) (HM_SPREAD_STEPS < (step) && p.m < (1 << 30))
+#define HM_SPREAD_SKIP(step) (HM_SPREAD_STEPS < (step) && epilogue::timing_skip(p))
 // The same for the counter form (finish_shared_tile_by_last, tiles larger than decode ones): 0: the partial's write;
 // 1: and the counter; 2: and the last arrival's reads of the slots; 3: all (the real kernel).
 #ifndef HM_FIXUP_STEPS
@@ -42,6 +42,21 @@
 #endif
 namespace humming {
 namespace epilogue {
+
+// True for every real problem (M < 2^30), but only known at run time: the timing switches above skip work with it,
+// so that the skipped code stays compiled in and the k-loop keeps the registers it costs.
+template <class Args>
+HM_DEVICE bool timing_skip(const Args& p) {
+  return p.m < (1 << 30);
+}
+
+// One quad of a split tile's partial into its workspace slot (HM_SLOT_EVICT_LAST: with that L2 policy, `keep`).
+HM_DEVICE void write_slot_quad(float4* at, const float (&c)[4], u64 keep) {
+  if constexpr (HM_SLOT_EVICT_LAST != 0)
+    arch::st_f4_policy(at, make_float4(c[0], c[1], c[2], c[3]), keep);
+  else
+    *at = make_float4(c[0], c[1], c[2], c[3]);
+}
 
 // A workspace word no partial holds (a NaN whose payload arithmetic never produces): "not written yet".
 constexpr u32 kSentinel = 0xFFFFFFFFu;
@@ -199,11 +214,7 @@ HM_DEVICE void write_own_slot(const Args& p, const scheduler::StreamK& sk, Acc& 
   float4* ws = reinterpret_cast<float4*>(p.ws) + (seg_begin == sk.begin(g) ? 2 * g : 2 * g + 1) * kSlot;
   const u64 keep = HM_SLOT_EVICT_LAST ? arch::policy_evict_last() : 0;
   for_each_quad(acc, [&](float (&c)[4], int r) {
-    if (quad_row<Cfg>(acc, r, mt, wm, lane) >= p.m) return;
-    if constexpr (HM_SLOT_EVICT_LAST != 0)
-      arch::st_f4_policy(ws + (wmn * R + r) * 32 + lane, make_float4(c[0], c[1], c[2], c[3]), keep);
-    else
-      ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
+    if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) write_slot_quad(ws + (wmn * R + r) * 32 + lane, c, keep);
   });
 }
 
@@ -312,12 +323,7 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
 #pragma unroll
       for (int h = 0; h < NB; ++h) {
         const int r = (fn * 4 + f) * NB + h;
-        const float(&c)[4] = acc.d[fn][f][h];
-        if (quad_row<Cfg>(acc, r, mt, wm, lane) >= p.m) continue;
-        if constexpr (HM_SLOT_EVICT_LAST != 0)
-          arch::st_f4_policy(mine + r * 32, make_float4(c[0], c[1], c[2], c[3]), keep);
-        else
-          mine[r * 32] = make_float4(c[0], c[1], c[2], c[3]);
+        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) write_slot_quad(mine + r * 32, acc.d[fn][f][h], keep);
       }
     }
   Cfg::sync_compute();  // the slot's writes before thread 0's release add
@@ -394,9 +400,9 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
                            float fix) {
   constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
   // timing only: the accumulators summed (their MMAs kept), nothing stored; -2: the same at run time with the real
-  // finish still compiled in (M < 2^30), so that the k-loop keeps the registers the finish costs it
+  // finish still compiled in (timing_skip), so that the k-loop keeps the registers the finish costs it
   if constexpr (HM_FINISH_STEPS == -1 || HM_FINISH_STEPS == -2) {
-    if (HM_FINISH_STEPS == -1 || p.m < (1 << 30)) {
+    if (HM_FINISH_STEPS == -1 || timing_skip(p)) {
       float sum = 0.0f;
       for_each_quad(acc, [&](float(&c)[4], int) { sum += c[0] + c[1] + c[2] + c[3]; });
       if (p.m < 0) reinterpret_cast<float*>(p.ws)[threadIdx.x] = sum;  // never (M >= 1): ptxas cannot drop the sum
