@@ -411,12 +411,14 @@ for step in $steps; do
         timeout 100 $P --n $n --k $k --m 64 --tiles "tuner stream-k +HM_SLOT_EVICT_LAST=1"; done
       timeout 100 $P --m 33,128 --tiles "tuner stream-k +HM_SLOT_EVICT_LAST=1"
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/slot-policy.txt" ;;
-    # M = 1 with the group scales applied to token column 0 only (HM_DECODE_ONE_TOKEN=1: 8 FFMA fewer a group and
-    # warp; valid at M = 1 only), s4 / MXFP4 / NVFP4 on the three large shapes, verified (NOTES run 19 lead 4; built
-    # after the device time ran out, not yet run)
-    one-token) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
-      for f in "w4a16 s4 g128" mxfp4 nvfp4; do for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
-        timeout 100 $P --format "$f" --n $n --k $k --m 1 --tiles "tuner +HM_DECODE_ONE_TOKEN=1; tuner"; done; done
+    # the one-token decode tile (the tuner's at M = 1 for scale groups <= 32) against the same tile scaling every
+    # token column, under the tuner's schedule of each shape, verified; s4 g128 (not one-token) as a control; an odd
+    # shape (K and N tails) verified
+    one-token) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"; T="1,1,2,1,2,256,4,8,2,1,0,0"
+      for f in mxfp4 nvfp4 "w4a16 s4 g128"; do
+        for nks in "28672 8192 stream-k" "8192 28672 split-k" "28672 4096 data-parallel"; do read -r n k s <<< "$nks"
+          timeout 100 $P --format "$f" --n $n --k $k --m 1 --tiles "$T $s; tuner"; done; done
+      for f in mxfp4 nvfp4; do timeout 60 $P --format $f --n 4032 --k 4224 --m 1 --reps 5; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/one-token.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
   esac

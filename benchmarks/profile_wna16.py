@@ -74,7 +74,7 @@ def with_defines(cls: type[GemmDenseSpec], defines: str) -> type[GemmDenseSpec]:
 
 def parse_variants(text: str) -> list[tuple[Tile | None, str | None, type[GemmDenseSpec] | None, str]]:
     """``[kernel:]fields [schedule] [+NAME=V,...]`` items separated by ';'; fields ``tuner``: the tuner's own tile
-    and kernel (under the schedule given); ``+NAME=V``: that variant built with those macros (with_defines)."""
+    and kernel (under the schedule given, else the tuner's); ``+NAME=V``: that variant built with those macros (with_defines)."""
     out: list[tuple[Tile | None, str | None, type[GemmDenseSpec] | None, str]] = []
     for item in filter(None, (s.strip() for s in text.split(";"))):
         item, _, defines = item.partition(" +")
@@ -145,9 +145,10 @@ def profile(args: argparse.Namespace) -> None:
         plans = [tuner.plan(problem, caps, sms)]
         for tile, sched, kernel, defs in parse_variants(args.tiles):
             try:
-                if tile is None:  # the tuner's tile and kernel under the schedule given
+                if tile is None:  # the tuner's tile and kernel, under the schedule given, else the tuner's
                     first = plans[0]
                     tile, kernel = first.spec.tile, type(first.spec)
+                    sched = sched or first.schedule
                 # +COOP=0 / +COOP=1: the plan launched without / with the cooperative attribute (what it costs; the
                 # co-residency an experiment's kernel needs)
                 items = defs.split(",")

@@ -178,6 +178,9 @@ def launch(out: torch.Tensor, x2: torch.Tensor, data: torch.Tensor, scales: torc
 
     _check_launchable(x2)
     m = x2.shape[0]
+    if plan is not None and m != plan.problem.m:  # its grid, and a decode tile's M limit, were made for that M
+        raise InvalidInputError(f"launch: x2 has M={m} rows, the plan was made for M={plan.problem.m}; plan this "
+                                "problem (humming.ops.plan_for) or pass plan=None")
     device = x2.device.index if x2.device.index is not None else torch.cuda.current_device()
     if plan is None:
         act, out_dt = _dtype_of(x2.dtype), _dtype_of(out.dtype)

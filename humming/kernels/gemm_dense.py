@@ -112,6 +112,7 @@ class Tile:
     swap_n8: int = 0  # 1 or 2: weights as the MMA's m16 operand, this many n8 fragments of M (M <= 8 or 16)
     bulk_w: int = 0  # 1: weights through the bulk copy engine (needs memory.bulk_copy), 0: per-thread cp.async
     producer: int = 0  # 1: one extra warp issues every copy; stages hand over on mbarriers (needs memory.cp_async)
+    one_token: int = 0  # 1: M = 1 only (swap_n8 = 1): group scales onto token column 0's partial sums alone
 
     @property
     def block_m(self) -> int:
@@ -121,12 +122,18 @@ class Tile:
     def block_n(self) -> int:
         return 64 * self.warp_n * self.frag_n
 
+    @property
+    def max_m(self) -> int | None:
+        """The largest M the tile serves (None: any): 1 for one token, 8 per n8 fragment of swapped operands."""
+        return 1 if self.one_token else 8 * self.swap_n8 if self.swap_n8 else None
+
     def describe(self) -> str:
         return (f"{self.block_m}x{self.block_n}x{self.bk} tile, {self.warp_m * self.warp_n * self.warp_k} compute "
                 f"warps ({self.warp_m}x{self.warp_n}x{self.warp_k} along M/N/K), {self.stages} stages"
                 + (f", swapped operands (M <= {8 * self.swap_n8})" if self.swap_n8 else "")
                 + (", bulk weight copies" if self.bulk_w else "")
-                + (", a producer issuing the copies" if self.producer else ""))
+                + (", a producer issuing the copies" if self.producer else "")
+                + (", one token (M = 1)" if self.one_token else ""))
 
 
 def _act_cpp(d: DType) -> str:
@@ -203,6 +210,9 @@ class GemmDenseSpec(KernelSpec):
     producer: int = param(default=0, allowed=(0, 1),
                           doc="1: one extra warp issues every copy and the compute warps wait only for the stage "
                               "they read (two mbarriers a stage); 0: every thread copies, one CTA barrier a stage")
+    one_token: int = param(default=0, allowed=(0, 1),
+                           doc="1: M = 1 only (with swap_n8 = 1): group scales go onto token column 0's partial sums "
+                               "alone, the only column stored; 0: every column the tile holds")
 
     @classmethod
     def build(cls, target: Target, act: DType, out: DType, decode: DecodeParams, tile: Tile) -> "GemmDenseSpec":
@@ -212,12 +222,13 @@ class GemmDenseSpec(KernelSpec):
                    zgs=decode.zgs, smode=decode.smode, sdt=decode.sdt, gs=decode.gs,
                    warp_m=tile.warp_m, frag_m=tile.frag_m, warp_n=tile.warp_n, frag_n=tile.frag_n,
                    warp_k=tile.warp_k, bk=tile.bk, stages=tile.stages, group_m=tile.group_m,
-                   min_blocks=tile.min_blocks, swap_n8=tile.swap_n8, bulk_w=tile.bulk_w, producer=tile.producer)
+                   min_blocks=tile.min_blocks, swap_n8=tile.swap_n8, bulk_w=tile.bulk_w, producer=tile.producer,
+                   one_token=tile.one_token)
 
     @property
     def tile(self) -> Tile:
         return Tile(self.warp_m, self.frag_m, self.warp_n, self.frag_n, self.warp_k, self.bk, self.stages,
-                    self.group_m, self.min_blocks, self.swap_n8, self.bulk_w, self.producer)
+                    self.group_m, self.min_blocks, self.swap_n8, self.bulk_w, self.producer, self.one_token)
 
     @property
     def decode(self) -> DecodeParams:
@@ -232,6 +243,9 @@ class GemmDenseSpec(KernelSpec):
         if self.swap_n8 and (self.warp_m, self.frag_m) != (1, 1):
             raise InvalidInputError(f"GemmDenseSpec: swap_n8={self.swap_n8} with warp_m={self.warp_m}, "
                                     f"frag_m={self.frag_m}; allowed: warp_m = frag_m = 1 (one block of 16 rows)")
+        if self.one_token and self.swap_n8 != 1:
+            raise InvalidInputError(f"GemmDenseSpec: one_token=1 with swap_n8={self.swap_n8}; allowed: swap_n8 = 1 "
+                                    "(swapped operands, one n8 fragment of M)")
         if self.producer and self.bulk_w:
             raise InvalidInputError("GemmDenseSpec: producer=1 with bulk_w=1; allowed: one of them (the producer warp "
                                     "copies the weights itself)")

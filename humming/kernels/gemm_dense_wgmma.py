@@ -90,6 +90,7 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
             "frag_n": (self.frag_n == 1, "frag_n = 1 (one n64 block per warp)"),
             "warp_k": (self.warp_k == 1, "warp_k = 1"),
             "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0 (the wgmma kernel swaps operands by construction)"),
+            "one_token": (self.one_token == 0, "one_token = 0 (a decode kernel's specialisation)"),
         }
         _check_rules(self, rules)
 
@@ -147,6 +148,7 @@ class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
                        "frag_n = 1, or 2 with frag_m <= 2 (two n64 blocks a warpgroup, 2 x N/2 accumulators)"),
             "warp_k": (self.warp_k == 1, "warp_k = 1"),
             "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0"),
+            "one_token": (self.one_token == 0, "one_token = 0"),
         }
         _check_rules(self, rules)
 

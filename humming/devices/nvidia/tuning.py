@@ -21,7 +21,7 @@ from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
 from humming.devices.nvidia.target import refuse_defective_nvrtc
 from humming.errors import InvalidInputError, UnsupportedError
-from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
+from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, ScaleMode, Tile
 from humming.kernels.gemm_dense_wgmma import (GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec,
                                               wgmma_tile, wide_tile)
 
@@ -45,6 +45,12 @@ class TileRule:
 def _narrow(d: DecodeParams) -> bool:
     """Codes of at most 4 bits: two 4-stage CTAs of the 128-column decode tile fit one SM's shared memory."""
     return d.wbits <= 4
+
+
+def _narrow_small_groups(d: DecodeParams) -> bool:
+    """Codes of at most 4 bits with group scales every 32 k or fewer (MXFP4 g32, NVFP4 g16): their one-token decode
+    tile skips enough scale multiplies to pay."""
+    return _narrow(d) and d.smode is ScaleMode.GROUP and 0 < d.gs <= 32
 
 
 #: Weight bytes an SM from which a decode tile's one-wave launch runs Stream-K rather than one CTA a tile (224 tiles on
@@ -97,6 +103,13 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # stream bound it (a build without MMAs ran 37.7 us against 56.1, 28672 x 8192 M=1), so decode takes
     # swapped operands: four MMAs per 8 rows of M and 16 x 64 weight block, integer group scales on the f32
     # partial sums. Codes of up to 4 bits: 128-column tiles, two CTAs an SM (46.3 us, 57.5 before).
+    # M = 1 with small scale groups: the group scales go onto token column 0's sums alone (7 of 8 columns of the n8
+    # fragment are never stored). H200, 2026-12-04 15:40, verified, us (every column scaled -> column 0), one-CTA-a-
+    # tile / split-K schedules: MXFP4 28672 x 8192 45.3 -> 44.2, 8192 x 28672 43.5 -> 42.2, 28672 x 4096 26.7 -> 26.1;
+    # NVFP4 52.4 -> 49.6, 49.2 -> 46.7, 30.2 -> 28.9. s4 g128 (a quarter of MXFP4's scale multiplies) lost 0.5-1.2%.
+    TileRule(1, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1, one_token=1),
+             "decode M = 1, scale groups <= 32: swapped operands, group scales on token column 0 alone, 128 columns, "
+             "2 CTAs per SM", _narrow_small_groups, stream_k_from=DECODE_STREAM_K_FROM),
     TileRule(8, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1),
              "decode M <= 8: swapped operands (weights as the m16 operand), 128 columns, 2 CTAs per SM", _narrow,
              stream_k_from=DECODE_STREAM_K_FROM),
@@ -255,9 +268,8 @@ class DenseTuner:
         else:
             reasons.append("tile given by the caller")
             preferred = tail_fill = sk_from = None
-        if tile.swap_n8 and problem.m > 8 * tile.swap_n8:
-            raise InvalidInputError(f"{tile.describe()}: swapped operands with {tile.swap_n8} n8 fragment(s) serve "
-                                    f"M <= {8 * tile.swap_n8}, not M={problem.m}")
+        if tile.max_m is not None and problem.m > tile.max_m:
+            raise InvalidInputError(f"{tile.describe()}: serves M <= {tile.max_m}, not M={problem.m}")
         n_pad, k_pad = padded_shape(problem.n, problem.k, problem.weight)
         while k_pad % tile.bk and tile.bk > 64:  # K_pad is a multiple of 128, not always of a 256-deep stage
             tile = replace(tile, bk=tile.bk // 2, warp_k=min(tile.warp_k, tile.bk // 32))

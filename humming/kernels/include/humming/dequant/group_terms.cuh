@@ -11,12 +11,6 @@
 #include <humming/dequant/scales.cuh>
 #include <humming/dequant/zeros.cuh>
 
-// Experiment (timing at M = 1 only: wrong for M > 1): 1 = the group scales go only onto the partial sums of token
-// column 0 (accumulator elements 0 and 2 of the first n8 block), the only column a one-token GEMM stores.
-#ifndef HM_DECODE_ONE_TOKEN
-#define HM_DECODE_ONE_TOKEN 0
-#endif
-
 namespace humming {
 namespace dequant {
 
@@ -52,7 +46,9 @@ struct GroupTerms {
                                       g, fn);
   }
 
-  // acc += scale x part, swapped accumulators.
+  // acc += scale x part, swapped accumulators. A one-token kernel (Cfg::kOneToken, M = 1) scales only token column
+  // 0's sums (elements 0 and 2 of the first n8 fragment), the only column it stores: 8 FFMA fewer a group and n64
+  // block, which MXFP4 (g32) and NVFP4 (g16) pay often enough to run 2-5% faster at M = 1 (NOTES-wna16 run 20).
   template <class Acc, class Part>
   static HM_DEVICE void apply(Acc& acc, const Part& part, const u32 (&scale)[FN][8]) {
 #pragma unroll
@@ -61,10 +57,10 @@ struct GroupTerms {
       for (int f = 0; f < 4; ++f)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {  // d[f][.][e] is column 16f + g + 8(e/2): the pair j = 2f + e/2
-          if (HM_DECODE_ONE_TOKEN != 0 && (e & 1) != 0) continue;  // token column 2t + 1: never stored at M = 1
+          if (Cfg::kOneToken && (e & 1) != 0) continue;  // token column 2t + 1: never stored at M = 1
           const float sc = scale_f32<Cfg::kSDT>(Act{}, scale[fn][2 * f + e / 2]);
 #pragma unroll
-          for (int h = 0; h < (HM_DECODE_ONE_TOKEN != 0 ? 1 : NB); ++h)
+          for (int h = 0; h < (Cfg::kOneToken ? 1 : NB); ++h)
             acc.d[fn][f][h][e] = fmaf(sc, part.d[fn][f][h][e], acc.d[fn][f][h][e]);
         }
   }
