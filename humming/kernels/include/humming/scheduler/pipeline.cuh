@@ -27,6 +27,10 @@ namespace scheduler {
 // inside the k-loop. A body with kLagStages = 1 (asynchronous MMAs still reading the stage after compute()
 // returns) hands a stage back after the next compute(), whose first wait retires them, or after drain() at the
 // end of a segment.
+#ifndef HM_UNIFORM_WARP
+#define HM_UNIFORM_WARP 0
+#endif
+
 template <class Kernel, class Body, class Args>
 HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   using Cfg = typename Kernel::Config;
@@ -77,7 +81,15 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
 
   Cfg::compute_registers();
   const int lane = tid & 31;
+  // Experiment (NOTES-wna16 run 20): 1 = the warp index broadcast from lane 0, which ptxas then knows is the same in
+  // every lane. With the plain tid >> 5, the finish's branches on the warp's column groups count as divergent and
+  // the wgmma kernels' k-loop moves each descriptor into uniform registers before every wgmma (32 R2UR a stage at
+  // M = 64; the loop 392 -> 357 SASS lines with the broadcast).
+#if HM_UNIFORM_WARP
+  const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);
+#else
   const int warp = tid >> 5;
+#endif
   const int wn = warp % Cfg::kWarpN;
   const int wm = (warp / Cfg::kWarpN) % Cfg::kWarpM;
   const int wk = warp / (Cfg::kWarpN * Cfg::kWarpM);
