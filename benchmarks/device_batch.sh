@@ -425,7 +425,7 @@ for step in $steps; do
     # on five shapes, M = 33 / 128, MXFP4 and NVFP4, M = 1024; verified (NOTES run 20)
     uniform-warp) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
       for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
-        timeout 100 $P --n $n --k $k --m 64 --tiles "tuner +HM_UNIFORM_WARP=1"; done
+        timeout 100 $P --n $n --k $k --m 64 --tiles "tuner +HM_UNIFORM_WARP=1; tuner +HM_UNIFORM_WARP=1,HM_WGMMA_PRELOAD=0"; done
       timeout 100 $P --m 33,128,1024 --tiles "tuner +HM_UNIFORM_WARP=1"
       for f in mxfp4 nvfp4 "w8a16 s8 ch"; do timeout 100 $P --format "$f" --m 64 --tiles "tuner +HM_UNIFORM_WARP=1"; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/uniform-warp.txt" ;;
