@@ -27,8 +27,9 @@ namespace scheduler {
 // inside the k-loop. A body with kLagStages = 1 (asynchronous MMAs still reading the stage after compute()
 // returns) hands a stage back after the next compute(), whose first wait retires them, or after drain() at the
 // end of a segment.
+// 0: the compute warps' index as tid >> 5 (timing only; the form before NOTES-wna16 run 20).
 #ifndef HM_UNIFORM_WARP
-#define HM_UNIFORM_WARP 0
+#define HM_UNIFORM_WARP 1
 #endif
 
 template <class Kernel, class Body, class Args>
@@ -81,14 +82,17 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
 
   Cfg::compute_registers();
   const int lane = tid & 31;
-  // Experiment (NOTES-wna16 run 20): 1 = the warp index broadcast from lane 0, which ptxas then knows is the same in
-  // every lane. With the plain tid >> 5, the finish's branches on the warp's column groups count as divergent and
-  // the wgmma kernels' k-loop moves each descriptor into uniform registers before every wgmma (32 R2UR a stage at
-  // M = 64; the loop 392 -> 357 SASS lines with the broadcast).
+  // The warp index broadcast from lane 0, which ptxas then knows is the same in every lane (a plain tid >> 5 made
+  // the finish's branches on a warp's column groups count as divergent, and the wgmma kernels' k-loop moved each
+  // descriptor into uniform registers before every wgmma: 32 R2UR a stage at M = 64, the loop 392 against 357 SASS
+  // lines). H200, 2026-12-04 15:50, verified, us (tid >> 5 -> broadcast): M = 64 28672 x 8192 75.5 -> 70.2,
+  // 8192 x 28672 76.3 -> 70.4, 28672 x 4096 47.7 -> 45.0, 8192 x 8192 35.9 -> 33.9, 4096 x 14336 36.3 -> 33.9; M = 33
+  // 73.2 -> 67.0, M = 128 137.0 -> 128.2, M = 1024 765 -> 740; M = 64 MXFP4 78.1 -> 72.1, NVFP4 93.8 -> 87.7, s8 90.5 ->
+  // 84.3 (NOTES-wna16 run 20).
 #if HM_UNIFORM_WARP
   const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);
 #else
-  const int warp = tid >> 5;
+  const int warp = tid >> 5;  // timing only: the old form
 #endif
   const int wn = warp % Cfg::kWarpN;
   const int wm = (warp / Cfg::kWarpN) % Cfg::kWarpM;
@@ -131,7 +135,7 @@ HM_DEVICE void pipeline_all_threads(const Args& p, char* smem) {
   static_assert(D >= 1, "too few stages for the body's lag");
   const int tid = threadIdx.x;
   const int lane = tid & 31;
-  const int warp = tid >> 5;
+  const int warp = tid >> 5;  // a broadcast from lane 0 (the producer form's) compiled to more here
   const int wn = warp % Cfg::kWarpN;
   const int wm = (warp / Cfg::kWarpN) % Cfg::kWarpM;
   const int wk = warp / (Cfg::kWarpN * Cfg::kWarpM);
