@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps slot-policy one-token uniform-warp w8-m16 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps slot-policy one-token uniform-warp w8-m16 spread-pairs conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -429,6 +429,13 @@ for step in $steps; do
       timeout 100 $P --m 33,128,1024 --tiles "tuner +HM_UNIFORM_WARP=1"
       for f in mxfp4 nvfp4 "w8a16 s8 ch"; do timeout 100 $P --format "$f" --m 64 --tiles "tuner +HM_UNIFORM_WARP=1"; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/uniform-warp.txt" ;;
+    # a spread finish reading the other sharers' slots one at a time (HM_SPREAD_PAIRS=0: no spills since the warp
+    # index is uniform) against two at a time (the tuner's kernel), M = 64 on five shapes and M = 33 / 128, verified
+    spread-pairs) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+      for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
+        timeout 100 $P --n $n --k $k --m 64 --tiles "tuner +HM_SPREAD_PAIRS=0; tuner; tuner +HM_SPREAD_PAIRS=0"; done
+      timeout 100 $P --m 33,128 --tiles "tuner +HM_SPREAD_PAIRS=0; tuner"
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/spread-pairs.txt" ;;
     # W8A16 at M = 9..16 (28672 x 4096 is the issue's one W8A16 line under 75%): the tuner's unswapped 256-column tile
     # against the swapped one with two n8 fragments of M, its schedules, and two CTAs an SM; verified
     w8-m16) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"

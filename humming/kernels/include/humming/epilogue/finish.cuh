@@ -35,6 +35,11 @@
 #ifndef HM_FIXUP_STEPS
 #define HM_FIXUP_STEPS 3
 #endif
+// Experiment (NOTES-wna16 run 20): 0 = a spread finish's participant reads the other sharers' slots one at a time
+// (no spills since the warp index is uniform: 0 / 0 bytes against 44 / 352 two at a time).
+#ifndef HM_SPREAD_PAIRS
+#define HM_SPREAD_PAIRS 1
+#endif
 // Experiment: 1 = split tiles' partials written with an L2 evict_last policy (kept in L2 while the weights stream
 // past with evict_first until the tile's finishing CTA reads them; NOTES run 19 lead 1).
 #ifndef HM_SLOT_EVICT_LAST
@@ -360,7 +365,7 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
         return ws + (gg == g_lo ? lo_slot : 2 * gg) * kSlot;
       };
       int i = 0;
-      for (; i + 1 < n_read; i += 2) {
+      for (; HM_SPREAD_PAIRS && i + 1 < n_read; i += 2) {
         const float4* a = slot_at(i);
         const float4* b = slot_at(i + 1);
         float4 va[NB], vb[NB];
