@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps slot-policy one-token uniform-warp w8-m16 spread-pairs conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -404,13 +404,6 @@ for step in $steps; do
       for nk in "28672 8192" "8192 8192"; do read -r n k <<< "$nk"
         for st in 0 1 3 2; do timeout 60 $P --n $n --k $k --m 64 --tiles "tuner stream-k +HM_SPREAD_STEPS=$st"; done; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/spread-steps.txt" ;;
-    # split tiles' partials written with an L2 evict_last policy (HM_SLOT_EVICT_LAST=1), against the default, M = 64 on
-    # five shapes and M = 33 / 128 on one, verified (NOTES run 19 lead 1; built after the device time ran out, not yet run)
-    slot-policy) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
-      for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
-        timeout 100 $P --n $n --k $k --m 64 --tiles "tuner stream-k +HM_SLOT_EVICT_LAST=1"; done
-      timeout 100 $P --m 33,128 --tiles "tuner stream-k +HM_SLOT_EVICT_LAST=1"
-    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/slot-policy.txt" ;;
     # the one-token decode tile (the tuner's at M = 1 for scale groups <= 32) against the same tile scaling every
     # token column, under the tuner's schedule of each shape, verified; s4 g128 (not one-token) as a control; an odd
     # shape (K and N tails) verified
@@ -420,22 +413,15 @@ for step in $steps; do
           timeout 100 $P --format "$f" --n $n --k $k --m 1 --tiles "$T $s; tuner"; done; done
       for f in mxfp4 nvfp4; do timeout 60 $P --format $f --n 4032 --k 4224 --m 1 --reps 5; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/one-token.txt" ;;
-    # the producer pipeline's compute warps with their warp index broadcast from lane 0 (HM_UNIFORM_WARP=1: the
-    # wgmma k-loop without its 32 R2UR a stage, the finish with more spill loads) against the tuner's kernel, M = 64
-    # on five shapes, M = 33 / 128, MXFP4 and NVFP4, M = 1024; verified (NOTES run 20)
+    # the producer pipeline's compute warps with their warp index as tid >> 5 (HM_UNIFORM_WARP=0, the form before run
+    # 20: 32 R2UR a stage in the wgmma k-loop) against the tuner's kernel (broadcast from lane 0), M = 64 on five
+    # shapes, M = 33 / 128 / 1024, MXFP4, NVFP4 and s8; verified (ran 15:50 the other way round, NOTES run 20)
     uniform-warp) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
       for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
-        timeout 100 $P --n $n --k $k --m 64 --tiles "tuner +HM_UNIFORM_WARP=1; tuner +HM_UNIFORM_WARP=1,HM_WGMMA_PRELOAD=0"; done
-      timeout 100 $P --m 33,128,1024 --tiles "tuner +HM_UNIFORM_WARP=1"
-      for f in mxfp4 nvfp4 "w8a16 s8 ch"; do timeout 100 $P --format "$f" --m 64 --tiles "tuner +HM_UNIFORM_WARP=1"; done
+        timeout 100 $P --n $n --k $k --m 64 --tiles "tuner +HM_UNIFORM_WARP=0; tuner +HM_WGMMA_PRELOAD=0"; done
+      timeout 100 $P --m 33,128,1024 --tiles "tuner +HM_UNIFORM_WARP=0"
+      for f in mxfp4 nvfp4 "w8a16 s8 ch"; do timeout 100 $P --format "$f" --m 64 --tiles "tuner +HM_UNIFORM_WARP=0"; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/uniform-warp.txt" ;;
-    # a spread finish reading the other sharers' slots one at a time (HM_SPREAD_PAIRS=0: no spills since the warp
-    # index is uniform) against two at a time (the tuner's kernel), M = 64 on five shapes and M = 33 / 128, verified
-    spread-pairs) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
-      for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
-        timeout 100 $P --n $n --k $k --m 64 --tiles "tuner +HM_SPREAD_PAIRS=0; tuner; tuner +HM_SPREAD_PAIRS=0"; done
-      timeout 100 $P --m 33,128 --tiles "tuner +HM_SPREAD_PAIRS=0; tuner"
-    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/spread-pairs.txt" ;;
     # W8A16 at M = 9..16 (28672 x 4096 is the issue's one W8A16 line under 75%): the tuner's unswapped 256-column tile
     # against the swapped one with two n8 fragments of M, its schedules, and two CTAs an SM; verified
     w8-m16) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"

@@ -642,7 +642,7 @@ def test_one_warp_tiles_with_sixty_four_chunks_a_thread_compile() -> None:
 
 
 @pytest.mark.parametrize("defines", ["HM_FINISH_STEPS=-1", "HM_FINISH_STEPS=-2", "HM_SPREAD_STEPS=2",
-                                     "HM_SLOT_EVICT_LAST=1", "HM_NO_A_LOADS=1"])
+                                     "HM_UNIFORM_WARP=0", "HM_NO_A_LOADS=1"])
 def test_the_device_steps_builds_compile_and_keep_their_wgmmas(defines: str, tmp_path: Path) -> None:
     # benchmarks/device_batch.sh times the M = 64 kernel built with these switches: a build that fails, or whose
     # wgmmas ptxas drops (HM_FINISH_STEPS=1 let it: nothing read the accumulators), would be found on the device.

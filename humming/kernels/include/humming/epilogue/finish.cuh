@@ -35,16 +35,6 @@
 #ifndef HM_FIXUP_STEPS
 #define HM_FIXUP_STEPS 3
 #endif
-// Experiment (NOTES-wna16 run 20): 0 = a spread finish's participant reads the other sharers' slots one at a time
-// (no spills since the warp index is uniform: 0 / 0 bytes against 44 / 352 two at a time).
-#ifndef HM_SPREAD_PAIRS
-#define HM_SPREAD_PAIRS 1
-#endif
-// Experiment: 1 = split tiles' partials written with an L2 evict_last policy (kept in L2 while the weights stream
-// past with evict_first until the tile's finishing CTA reads them; NOTES run 19 lead 1).
-#ifndef HM_SLOT_EVICT_LAST
-#define HM_SLOT_EVICT_LAST 0
-#endif
 namespace humming {
 namespace epilogue {
 
@@ -53,14 +43,6 @@ namespace epilogue {
 template <class Args>
 HM_DEVICE bool timing_skip(const Args& p) {
   return p.m < (1 << 30);
-}
-
-// One quad of a split tile's partial into its workspace slot (HM_SLOT_EVICT_LAST: with that L2 policy, `keep`).
-HM_DEVICE void write_slot_quad(float4* at, const float (&c)[4], u64 keep) {
-  if constexpr (HM_SLOT_EVICT_LAST != 0)
-    arch::st_f4_policy(at, make_float4(c[0], c[1], c[2], c[3]), keep);
-  else
-    *at = make_float4(c[0], c[1], c[2], c[3]);
 }
 
 // A workspace word no partial holds (a NaN whose payload arithmetic never produces): "not written yet".
@@ -217,9 +199,8 @@ HM_DEVICE void write_own_slot(const Args& p, const scheduler::StreamK& sk, Acc& 
   constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
   const int g = blockIdx.x;
   float4* ws = reinterpret_cast<float4*>(p.ws) + (seg_begin == sk.begin(g) ? 2 * g : 2 * g + 1) * kSlot;
-  const u64 keep = HM_SLOT_EVICT_LAST ? arch::policy_evict_last() : 0;
   for_each_quad(acc, [&](float (&c)[4], int r) {
-    if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) write_slot_quad(ws + (wmn * R + r) * 32 + lane, c, keep);
+    if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
   });
 }
 
@@ -319,7 +300,6 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
   // write_own_slot with a per-quad filter: that form compiles to more spills (48 / 116 bytes against 36 / 76) and
   // other SASS than the kernel measured.
   float4* const mine = reinterpret_cast<float4*>(p.ws) + sk.slot(g, t0) * kSlot + wmn * R * 32 + lane;
-  const u64 keep = HM_SLOT_EVICT_LAST ? arch::policy_evict_last() : 0;
 #pragma unroll
   for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
@@ -328,7 +308,10 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
 #pragma unroll
       for (int h = 0; h < NB; ++h) {
         const int r = (fn * 4 + f) * NB + h;
-        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) write_slot_quad(mine + r * 32, acc.d[fn][f][h], keep);
+        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) {
+          const float(&c)[4] = acc.d[fn][f][h];
+          mine[r * 32] = make_float4(c[0], c[1], c[2], c[3]);
+        }
       }
     }
   Cfg::sync_compute();  // the slot's writes before thread 0's release add
@@ -365,7 +348,7 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
         return ws + (gg == g_lo ? lo_slot : 2 * gg) * kSlot;
       };
       int i = 0;
-      for (; HM_SPREAD_PAIRS && i + 1 < n_read; i += 2) {
+      for (; i + 1 < n_read; i += 2) {
         const float4* a = slot_at(i);
         const float4* b = slot_at(i + 1);
         float4 va[NB], vb[NB];

@@ -29,18 +29,6 @@ HM_DEVICE u64 policy_evict_last() {
   return p;
 }
 
-// A 16-byte global store with an L2 cache policy (sm_80+; a plain store before).
-HM_DEVICE void st_f4_policy(float4* p, const float4& v, u64 policy) {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("st.global.L2::cache_hint.v4.f32 [%0], {%1, %2, %3, %4}, %5;\n" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z),
-               "f"(v.w), "l"(policy)
-               : "memory");
-#else
-  (void)policy;
-  *p = v;
-#endif
-}
-
 // 16 bytes global -> shared, with an L2 cache policy. Tails are not zero-filled through cp.async's src-size
 // operand: the first H200 run (NVRTC 13.0, 2026-12-02) hit "illegal instruction" in the only kernels that
 // executed that zero-fill form together with a cache policy; tails are plain shared stores of zeros instead.
