@@ -257,7 +257,9 @@ struct GemmDenseWgmmaWide {
       acc.zero();
       zero.set_const(Cfg::kZConst);
       masks = dequant::pinned_masks(Act{}, static_cast<u32>(p.k) >> 31);  // see GemmDense::SyncBody
-      const int warp = threadIdx.x >> 5;
+      // Broadcast from lane 0, as the pipeline's warp index (scheduler/pipeline.cuh): ptxas then keeps sA, and
+      // with it each wgmma's activation descriptor, in uniform registers (8 R2UR a stage otherwise).
+      const int warp = HM_UNIFORM_WARP ? __shfl_sync(0xffffffffu, threadIdx.x >> 5, 0) : threadIdx.x >> 5;
       frag = warp & 3;
       wgn = (warp >> 2) % Cfg::kWarpN;
       wgm = (warp >> 2) / Cfg::kWarpN;
