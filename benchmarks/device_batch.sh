@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 wide-uniform conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 wide-uniform few-tiles64 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -293,6 +293,11 @@ for step in $steps; do
       for nk in "8192 8192" "4096 14336" "28672 4096" "8192 28672" "28672 8192"; do read -r n k <<< "$nk"
         timeout 150 $P --n $n --k $k --m 33,64,128 --tiles "tuner; wgmma:1,4,4,1,1,64,8,8,1,0,0,1 stream-k; tuner"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/few-tiles.txt" ;;
+    # the same at M = 64 on the two few-tile shapes only (after the uniform warp index of run 20)
+    few-tiles64) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+      for nk in "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
+        timeout 100 $P --n $n --k $k --m 64 --tiles "wgmma:1,4,4,1,1,64,8,8,1,0,0,1 stream-k; tuner; wgmma:1,4,4,1,1,64,8,8,1,0,0,1 stream-k"; done
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/few-tiles64.txt" ;;
     # the two smaller shapes at decode (36-43% of the roofline at M = 1, split-K of 7-8 k-steps a CTA): other splits,
     # Stream-K, 256- and 64-column tiles, verified, each CTA's run
     small-decode) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
