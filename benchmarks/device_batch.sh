@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 wide-uniform few-tiles64 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -427,6 +427,17 @@ for step in $steps; do
       timeout 100 $P --m 33,128,1024 --tiles "tuner +HM_UNIFORM_WARP=0"
       for f in mxfp4 nvfp4 "w8a16 s8 ch"; do timeout 100 $P --format "$f" --m 64 --tiles "tuner +HM_UNIFORM_WARP=0"; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/uniform-warp.txt" ;;
+    # W8A16 M = 16: the 128-column swapped tile, two CTAs an SM (w8-m16's best on the 28672-wide shapes), under
+    # Stream-K and the tuner's grid rule, on the issue's five shapes; M = 1 likewise (verified)
+    w8-m16b) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+      T="1,1,2,1,2,128,4,8,2,S stream-k; tuner; 1,1,2,1,2,128,4,8,2,S"
+      for f in "w8a16 s8 ch" "w8a16 e4m3 ch"; do
+        for nk in "28672 4096" "28672 8192" "8192 28672"; do read -r n k <<< "$nk"
+          timeout 100 $P --format "$f" --n $n --k $k --m 16 --tiles "${T//S/2}"; done; done
+      for nk in "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
+        timeout 100 $P --format "w8a16 s8 ch" --n $n --k $k --m 16 --tiles "${T//S/2}"; done
+      timeout 100 $P --format "w8a16 s8 ch" --n 28672 --k 4096 --m 1 --tiles "${T//S/1}"
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/w8-m16b.txt" ;;
     # the wide wgmma form with its warpgroup indices broadcast from lane 0 too (the default since run 20: no R2UR in its
     # k-loop, 174 -> 159 SASS lines) against HM_UNIFORM_WARP=0 (neither broadcast), M >= 256, verified
     wide-uniform) { P="python3 benchmarks/profile_wna16.py --reps 15 --verify"
