@@ -120,7 +120,14 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # at M=16 the unswapped tile below measured 78 us against 81 swapped).
     TileRule(8, Tile(1, 1, 4, 1, 2, 128, 4, 8, 1, swap_n8=1),
              "decode M <= 8: swapped operands, 256 columns, 128-deep stages (codes wider than 4 bits)"),
-    TileRule(16, Tile(1, 1, 4, 1, 2, 128, 4, 8, 2), "decode: one m16 row block, 256 columns, 2 warps per column block split K"),
+    # M = 9..16 with wider codes: swapped operands with two n8 fragments, 128 columns, two CTAs an SM. H200,
+    # 2026-12-04 16:10, verified, us (the unswapped 256-column tile it replaced -> this), s8 / e4m3 channel:
+    # 28672 x 4096 39.9 -> 37.5 / 38.9 -> 37.0; 28672 x 8192 68.6 -> 63.9 / 66.5 -> 64.4; 8192 x 8192 28.6 -> 27.7 (s8);
+    # 4096 x 14336 28.5 -> 27.9 (s8); 8192 x 28672 lost 2-3% (64.8 -> 66.1 / 64.5 -> 66.5). Stream-K lost to the grid
+    # rule below on four of the five shapes.
+    TileRule(16, Tile(1, 1, 2, 1, 2, 128, 4, 8, 2, swap_n8=2),
+             "decode M <= 16: swapped operands, two n8 fragments of M, 128 columns, 2 CTAs per SM (codes wider than 4 "
+             "bits)"),
     # Past decode, wgmma where the target has it (sm_90a): the dequantised weights are the register A operand
     # of m64nNk16 and N activation rows come from shared memory (gemm_dense_wgmma.cuh).
     TileRule(32, wgmma_tile(1, 1, 32, 8, min_blocks=2),
