@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -447,6 +447,11 @@ for step in $steps; do
       for f in mxfp4 "w8a16 s8 ch"; do timeout 100 $P --format "$f" --m 1024 --tiles "tuner +HM_UNIFORM_WARP=0; tuner"; done
       timeout 60 $P --m 1000 --act f16 --format "w4a16 u4 zp g128"  # M tail, f16, zero points
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/wide-uniform.txt" ;;
+    # M = 1024 on the two 28672 shapes, the tuner's kernel twice, verified, each CTA's run: the 16:13 bench gave
+    # 8192 x 28672 583 us (1.19x cuBLAS) against 684-694 in profile_wna16 at 16:05
+    wide-confirm) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+      for nk in "8192 28672" "28672 8192"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --m 1024 --tiles "tuner"; done
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/wide-confirm.txt" ;;
     # W8A16 at M = 9..16 (28672 x 4096 is the issue's one W8A16 line under 75%): the tuner's unswapped 256-column tile
     # against the swapped one with two n8 fragments of M, its schedules, and two CTAs an SM; verified
     w8-m16) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
