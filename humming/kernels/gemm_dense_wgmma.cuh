@@ -258,7 +258,10 @@ struct GemmDenseWgmmaWide {
       zero.set_const(Cfg::kZConst);
       masks = dequant::pinned_masks(Act{}, static_cast<u32>(p.k) >> 31);  // see GemmDense::SyncBody
       // Broadcast from lane 0, as the pipeline's warp index (scheduler/pipeline.cuh): ptxas then keeps sA, and
-      // with it each wgmma's activation descriptor, in uniform registers (8 R2UR a stage otherwise).
+      // with it each wgmma's activation descriptor, in uniform registers (8 R2UR a stage otherwise). H200,
+      // 2026-12-04 16:04, verified, both broadcasts against neither, us: M = 1024 28672 x 8192 753 -> 720, 8192 x
+      // 28672 705 -> 685-694, 28672 x 4096 385 -> 366, 8192 x 8192 206 -> 195; M = 256 195 -> 187, M = 4096
+      // 3133 -> 2973-3060; MXFP4 749 -> 699-702, s8 761 -> 735-739 (M = 1024, 28672 x 8192).
       const int warp = HM_UNIFORM_WARP ? __shfl_sync(0xffffffffu, threadIdx.x >> 5, 0) : threadIdx.x >> 5;
       frag = warp & 3;
       wgn = (warp >> 2) % Cfg::kWarpN;

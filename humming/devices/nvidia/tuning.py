@@ -104,9 +104,11 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # swapped operands: four MMAs per 8 rows of M and 16 x 64 weight block, integer group scales on the f32
     # partial sums. Codes of up to 4 bits: 128-column tiles, two CTAs an SM (46.3 us, 57.5 before).
     # M = 1 with small scale groups: the group scales go onto token column 0's sums alone (7 of 8 columns of the n8
-    # fragment are never stored). H200, 2026-12-04 15:40, verified, us (every column scaled -> column 0), one-CTA-a-
+    # fragment are never stored). H200, 2026-12-04 15:27, verified, us (every column scaled -> column 0), one-CTA-a-
     # tile / split-K schedules: MXFP4 28672 x 8192 45.3 -> 44.2, 8192 x 28672 43.5 -> 42.2, 28672 x 4096 26.7 -> 26.1;
     # NVFP4 52.4 -> 49.6, 49.2 -> 46.7, 30.2 -> 28.9. s4 g128 (a quarter of MXFP4's scale multiplies) lost 0.5-1.2%.
+    # Under the tuner's own schedules (15:48): MXFP4 42.9 -> 42.0, 43.3 -> 42.3, 26.8 -> 26.0; NVFP4 48.1 -> 46.3,
+    # 49.1 -> 47.0, 30.2 -> 29.0.
     TileRule(1, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1, one_token=1),
              "decode M = 1, scale groups <= 32: swapped operands, group scales on token column 0 alone, 128 columns, "
              "2 CTAs per SM", _narrow_small_groups, stream_k_from=DECODE_STREAM_K_FROM),
@@ -121,7 +123,7 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     TileRule(8, Tile(1, 1, 4, 1, 2, 128, 4, 8, 1, swap_n8=1),
              "decode M <= 8: swapped operands, 256 columns, 128-deep stages (codes wider than 4 bits)"),
     # M = 9..16 with wider codes: swapped operands with two n8 fragments, 128 columns, two CTAs an SM. H200,
-    # 2026-12-04 16:10, verified, us (the unswapped 256-column tile it replaced -> this), s8 / e4m3 channel:
+    # 2026-12-04 16:08, verified, us (the unswapped 256-column tile it replaced -> this), s8 / e4m3 channel:
     # 28672 x 4096 39.9 -> 37.5 / 38.9 -> 37.0; 28672 x 8192 68.6 -> 63.9 / 66.5 -> 64.4; 8192 x 8192 28.6 -> 27.7 (s8);
     # 4096 x 14336 28.5 -> 27.9 (s8); 8192 x 28672 lost 2-3% (64.8 -> 66.1 / 64.5 -> 66.5). Stream-K lost to the grid
     # rule below on four of the five shapes.

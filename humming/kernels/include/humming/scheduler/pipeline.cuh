@@ -85,7 +85,7 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   // The warp index broadcast from lane 0, which ptxas then knows is the same in every lane (a plain tid >> 5 made
   // the finish's branches on a warp's column groups count as divergent, and the wgmma kernels' k-loop moved each
   // descriptor into uniform registers before every wgmma: 32 R2UR a stage at M = 64, the loop 392 against 357 SASS
-  // lines). H200, 2026-12-04 15:50, verified, us (tid >> 5 -> broadcast): M = 64 28672 x 8192 75.5 -> 70.2,
+  // lines). H200, 2026-12-04 15:49, verified, us (tid >> 5 -> broadcast): M = 64 28672 x 8192 75.5 -> 70.2,
   // 8192 x 28672 76.3 -> 70.4, 28672 x 4096 47.7 -> 45.0, 8192 x 8192 35.9 -> 33.9, 4096 x 14336 36.3 -> 33.9; M = 33
   // 73.2 -> 67.0, M = 128 137.0 -> 128.2, M = 1024 765 -> 740; M = 64 MXFP4 78.1 -> 72.1, NVFP4 93.8 -> 87.7, s8 90.5 ->
   // 84.3 (NOTES-wna16 run 20).
