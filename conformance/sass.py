@@ -222,6 +222,35 @@ def mma_opcodes(sass: str) -> Counter[str]:
     return Counter({op: n for op, n in opcodes(sass).items() if op.split(".")[0].endswith("MMA")})
 
 
+_LABEL = re.compile(r"^\s*(\.L_x_\d+):", re.MULTILINE)
+_BRANCH = re.compile(r"\bBRA\b[^;]*?(\.L_x_\d+)")
+
+
+def mma_loop(sass: str) -> list[str]:
+    """The instructions (opcode and operands) of the smallest loop that holds the most MMA instructions of one
+    kernel's SASS: its hot loop, for counting what the compiler put around the MMAs (benchmarks/sass_loop.py).
+    A loop is a backward branch to a label; empty when no loop holds an MMA."""
+    lines: list[str] = []
+    labels: dict[str, int] = {}
+    for row in sass.splitlines():
+        label = _LABEL.match(row)
+        if label:
+            labels[label.group(1)] = len(lines)
+        found = _INSTRUCTION.search(row)
+        if found:
+            lines.append(f"{found.group(1)} {found.group(2).strip()}".strip())
+    best: tuple[int, int, int, int] | None = None  # (MMAs, -length, start, end)
+    for end, text in enumerate(lines):
+        target = _BRANCH.search(text)
+        start = labels.get(target.group(1), end + 1) if target else end + 1
+        if start > end:
+            continue
+        mmas = sum(1 for t in lines[start:end + 1] if t.split(".")[0].split()[0].endswith("MMA"))
+        if mmas and (best is None or (mmas, start - end) > best[:2]):
+            best = (mmas, start - end, start, end)
+    return lines[best[2]:best[3] + 1] if best else []
+
+
 # ---- per-kernel summaries, cached by the cubin's content ----------------------------------------------------------
 #: Bump when what a summary holds changes.
 SUMMARY_FORMAT = 1

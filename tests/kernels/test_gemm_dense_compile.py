@@ -707,3 +707,24 @@ def test_a_plan_launched_for_another_m_is_refused_before_anything_compiles() -> 
     with pytest.raises(InvalidInputError, match="M=2 rows, the plan was made for M=1"):
         hg.launch(torch.empty(2, 256, dtype=torch.bfloat16), x, torch.empty(0), None, None, None, None, None, fmt,
                   256, 512, plan)
+
+
+@pytest.mark.parametrize("m", [64, 1024])
+def test_the_wgmma_k_loops_keep_their_descriptors_in_uniform_registers(m: int, tmp_path: Path) -> None:
+    # With a warp index ptxas cannot prove warp-uniform, the k-loop moved every wgmma descriptor into uniform
+    # registers before each wgmma (32 R2UR a stage at M = 64: 4-7% slower on the H200, RESULTS 2026-12-04 15:25).
+    from conformance.sass import disassemble, mma_loop
+
+    if _nvdisasm() is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    spec = _h200_plan(m, 28672, 8192).spec
+    builds = ("", "HM_UNIFORM_WARP=0") if m == 64 else ("",)
+    counts = []
+    for defines in builds:
+        with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES=defines):
+            loop = mma_loop(disassemble(compile_spec(spec).binary))
+        assert any(t.startswith("HGMMA") for t in loop), f"{defines or 'default'}: no wgmma loop found"
+        counts.append(sum(t.startswith("R2UR") for t in loop))
+    assert counts[0] == 0, f"M={m}: {counts[0]} R2UR in the k-loop"
+    if len(counts) > 1:
+        assert counts[1] > 0, "the old tid >> 5 form no longer shows the R2UR this test guards against"
