@@ -14,6 +14,12 @@
 #include <humming/arch/types.cuh>
 #include <humming/scheduler/stream_k.cuh>
 
+// The producer form's compute warps (and the wide wgmma form's warpgroups) take their warp index broadcast from
+// lane 0 (see pipeline_with_producer); 0 = tid >> 5, the form before NOTES-wna16 run 20 (timing only).
+#ifndef HM_UNIFORM_WARP
+#define HM_UNIFORM_WARP 1
+#endif
+
 namespace humming {
 namespace scheduler {
 
@@ -27,11 +33,6 @@ namespace scheduler {
 // inside the k-loop. A body with kLagStages = 1 (asynchronous MMAs still reading the stage after compute()
 // returns) hands a stage back after the next compute(), whose first wait retires them, or after drain() at the
 // end of a segment.
-// 0: the compute warps' index as tid >> 5 (timing only; the form before NOTES-wna16 run 20).
-#ifndef HM_UNIFORM_WARP
-#define HM_UNIFORM_WARP 1
-#endif
-
 template <class Kernel, class Body, class Args>
 HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   using Cfg = typename Kernel::Config;
