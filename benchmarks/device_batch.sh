@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines write-share conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -462,13 +462,6 @@ for step in $steps; do
       timeout 100 $P --format mxfp4 --n 28672 --k 8192 --m 1 --tiles "${X//S/stream-k}"
       timeout 100 $P --format mxfp4 --n 8192 --k 28672 --m 1 --tiles "${X//S/split-k}"
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/near-lines.txt" ;;
-    # what a passing sharer's partial write costs at M = 64 (NOTES run 20 lead 2): nothing of the finish, the writes
-    # alone (HM_SPREAD_STEPS=1), and the writes of half / a quarter of the partial (HM_SLOT_WRITE_SHARE; timing only,
-    # not verified), each CTA's run
-    write-share) { P="python3 benchmarks/profile_wna16.py --reps 20 --span"
-      for nk in "28672 8192" "8192 8192"; do read -r n k <<< "$nk"
-        timeout 100 $P --n $n --k $k --m 64 --tiles "tuner +HM_SPREAD_STEPS=0; tuner +HM_SPREAD_STEPS=1; tuner +HM_SPREAD_STEPS=1,HM_SLOT_WRITE_SHARE=2; tuner +HM_SPREAD_STEPS=1,HM_SLOT_WRITE_SHARE=4; tuner +HM_SPREAD_STEPS=0"; done
-    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/write-share.txt" ;;
     # W8A16 at M = 9..16 (28672 x 4096 is the issue's one W8A16 line under 75%): the tuner's unswapped 256-column tile
     # against the swapped one with two n8 fragments of M, its schedules, and two CTAs an SM; verified
     w8-m16) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"

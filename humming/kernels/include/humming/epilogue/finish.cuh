@@ -30,11 +30,6 @@
 #define HM_SPREAD_STEPS 5
 #endif
 #define HM_SPREAD_SKIP(step) (HM_SPREAD_STEPS < (step) && epilogue::timing_skip(p))
-// Timing only (wrong results past 1): a passing sharer writes every HM_SLOT_WRITE_SHARE-th quad of its partial, to
-// tell whether the writes' cost follows their bytes (NOTES-wna16 run 20 lead 2).
-#ifndef HM_SLOT_WRITE_SHARE
-#define HM_SLOT_WRITE_SHARE 1
-#endif
 // The same for the counter form (finish_shared_tile_by_last, tiles larger than decode ones): 0: the partial's write;
 // 1: and the counter; 2: and the last arrival's reads of the slots; 3: all (the real kernel).
 #ifndef HM_FIXUP_STEPS
@@ -205,8 +200,7 @@ HM_DEVICE void write_own_slot(const Args& p, const scheduler::StreamK& sk, Acc& 
   const int g = blockIdx.x;
   float4* ws = reinterpret_cast<float4*>(p.ws) + (seg_begin == sk.begin(g) ? 2 * g : 2 * g + 1) * kSlot;
   for_each_quad(acc, [&](float (&c)[4], int r) {
-    if (r % HM_SLOT_WRITE_SHARE == 0 && quad_row<Cfg>(acc, r, mt, wm, lane) < p.m)
-      ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
+    if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) ws[(wmn * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);
   });
 }
 
