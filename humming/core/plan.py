@@ -34,6 +34,9 @@ class KernelPlan:
         lines = [self.problem.describe(), f"kernel: {self.spec.describe()}",
                  f"launch: {self.grid} CTAs x {self.block} threads, {self.smem} bytes of shared memory, {self.schedule}"
                  + (" (cooperative)" if self.cooperative else "")]
+        needs = [r.what for r in self.spec.requirements()]
+        if needs:  # the instruction it is built on first: what the kernel needs of the target
+            lines.append("needs: " + "; ".join(needs))
         if self.workspace_floats or self.counters:
             lines.append(f"workspace: {self.workspace_floats * 4} bytes of partial sums, {self.counters} tile counters")
         lines += [f"why: {r}" for r in self.reasons]

@@ -135,6 +135,16 @@ def test_explain_with_a_shape_shows_the_tuners_kernel_plan_and_why(capsys):
     assert plan["grid"] and plan["why"]
 
 
+@pytest.mark.parametrize("m, instruction", [(1, "needs: mma.sync m16n8k16"), (64, "needs: wgmma m64nNk16")])
+def test_the_kernel_plan_names_the_instruction_it_is_built_on(m, instruction, capsys):
+    # The capability paths above the plan list every MMA the target has (wgmma first on sm_90a); the plan's kernel
+    # at M = 1 is the mma.sync decode one, and says so.
+    assert main(["explain", "--target", "sm_90a", "--weights", "mxfp4", "--activations", "bf16",
+                 "--m", str(m), "--n", "28672", "--k", "8192", "--sm-count", "132"]) == 0
+    out = capsys.readouterr().out
+    assert instruction in out.split("kernel plan", 1)[1], out
+
+
 def test_explain_shape_options_need_all_three_and_a_preset(capsys):
     assert main(["explain", "--target", "sm_90a", "--weights", "gptq_int4", "--m", "16"]) == 2
     assert "go together" in capsys.readouterr().err
