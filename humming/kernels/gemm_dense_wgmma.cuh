@@ -262,7 +262,7 @@ struct GemmDenseWgmmaWide {
       // 2026-12-04 16:04, verified, both broadcasts against neither, us: M = 1024 28672 x 8192 753 -> 720, 8192 x
       // 28672 705 -> 685-694, 28672 x 4096 385 -> 366, 8192 x 8192 206 -> 195; M = 256 195 -> 187, M = 4096
       // 3133 -> 2973-3060; MXFP4 749 -> 699-702, s8 761 -> 735-739 (M = 1024, 28672 x 8192).
-      const int warp = HM_UNIFORM_WARP ? __shfl_sync(0xffffffffu, threadIdx.x >> 5, 0) : threadIdx.x >> 5;
+      const int warp = scheduler::uniform_warp_index(threadIdx.x);
       frag = warp & 3;
       wgn = (warp >> 2) % Cfg::kWarpN;
       wgm = (warp >> 2) / Cfg::kWarpN;

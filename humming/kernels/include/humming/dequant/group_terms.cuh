@@ -60,7 +60,7 @@ struct GroupTerms {
           if (Cfg::kOneToken && (e & 1) != 0) continue;  // token column 2t + 1: never stored at M = 1
           const float sc = scale_f32<Cfg::kSDT>(Act{}, scale[fn][2 * f + e / 2]);
 #pragma unroll
-          for (int h = 0; h < (Cfg::kOneToken ? 1 : NB); ++h)
+          for (int h = 0; h < NB; ++h)  // one token: NB is 1 (GemmDenseConfig asserts SWAP_N8 1)
             acc.d[fn][f][h][e] = fmaf(sc, part.d[fn][f][h][e], acc.d[fn][f][h][e]);
         }
   }

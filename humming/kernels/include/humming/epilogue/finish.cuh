@@ -308,10 +308,8 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
 #pragma unroll
       for (int h = 0; h < NB; ++h) {
         const int r = (fn * 4 + f) * NB + h;
-        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) {
-          const float(&c)[4] = acc.d[fn][f][h];
-          mine[r * 32] = make_float4(c[0], c[1], c[2], c[3]);
-        }
+        const float(&c)[4] = acc.d[fn][f][h];
+        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) mine[r * 32] = make_float4(c[0], c[1], c[2], c[3]);
       }
     }
   Cfg::sync_compute();  // the slot's writes before thread 0's release add

@@ -23,6 +23,13 @@
 namespace humming {
 namespace scheduler {
 
+// The warp index of thread `tid` (threadIdx.x), broadcast from lane 0 so that ptxas knows it is the same in every
+// lane of the warp (with HM_UNIFORM_WARP; tid >> 5 otherwise). All 32 lanes must call it together.
+template <class Tid>
+HM_DEVICE int uniform_warp_index(Tid tid) {
+  return HM_UNIFORM_WARP ? __shfl_sync(0xffffffffu, tid >> 5, 0) : tid >> 5;  // 0: timing only, the old form
+}
+
 // The producer form (Cfg::kProducer): Cfg::kProducerWarps warps after the compute warps issue every copy of the
 // CTA's range, up to STAGES stages ahead of the slowest compute warp (a warpgroup of them can give registers to
 // the compute warps: Cfg::producer_registers / compute_registers); stage s is handed over on two mbarriers after
@@ -90,11 +97,7 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   // 8192 x 28672 76.3 -> 70.4, 28672 x 4096 47.7 -> 45.0, 8192 x 8192 35.9 -> 33.9, 4096 x 14336 36.3 -> 33.9; M = 33
   // 73.2 -> 67.0, M = 128 137.0 -> 128.2, M = 1024 765 -> 740; M = 64 MXFP4 78.1 -> 72.1, NVFP4 93.8 -> 87.7, s8 90.5 ->
   // 84.3 (NOTES-wna16 run 20).
-#if HM_UNIFORM_WARP
-  const int warp = __shfl_sync(0xffffffffu, tid >> 5, 0);
-#else
-  const int warp = tid >> 5;  // timing only: the old form
-#endif
+  const int warp = uniform_warp_index(tid);
   const int wn = warp % Cfg::kWarpN;
   const int wm = (warp / Cfg::kWarpN) % Cfg::kWarpM;
   const int wk = warp / (Cfg::kWarpN * Cfg::kWarpM);
