@@ -16,7 +16,7 @@ from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from conformance.sass import disassemble, mma_loop  # noqa: E402
+from conformance.sass import disassemble, is_mma, mma_loop  # noqa: E402
 from humming import knobs  # noqa: E402
 from humming.core import dtypes  # noqa: E402
 from humming.core.build import compile_spec  # noqa: E402
@@ -36,7 +36,7 @@ def describe(m: int, n: int, k: int, fmt: str, act: str, arch: str, sms: int, de
         kernel = compile_spec(plan.spec)
     loop = mma_loop(disassemble(kernel.binary))
     ops = Counter(text.split()[0] for text in loop)
-    mmas = sum(n for op, n in ops.items() if op.split(".")[0].endswith("MMA"))
+    mmas = sum(n for op, n in ops.items() if is_mma(op))
     r = kernel.resources
     top = ", ".join(f"{op} {n}" for op, n in ops.most_common(8))
     return (f"{defines or 'default':<32} regs {r.registers:3d} spill {r.spill_stores}/{r.spill_loads} B  loop "

@@ -217,9 +217,15 @@ def unwritten_uniform_registers(sass: str) -> set[int]:
     return read - written
 
 
+def is_mma(op: str) -> bool:
+    """Whether an opcode (``HGMMA.64x64x16.F32.BF16``, optionally followed by operands) is an MMA: its class ends
+    in MMA (HMMA, IGMMA, UTCQMMA, OMMA ...)."""
+    return op.split(".")[0].split()[0].endswith("MMA")
+
+
 def mma_opcodes(sass: str) -> Counter[str]:
     """The MMA opcodes only (anything whose class ends in MMA: HMMA, IGMMA, UTCQMMA, OMMA ...)."""
-    return Counter({op: n for op, n in opcodes(sass).items() if op.split(".")[0].endswith("MMA")})
+    return Counter({op: n for op, n in opcodes(sass).items() if is_mma(op)})
 
 
 _LABEL = re.compile(r"^\s*(\.L_x_\d+):", re.MULTILINE)
@@ -245,7 +251,7 @@ def mma_loop(sass: str) -> list[str]:
         start = labels.get(target.group(1), end + 1) if target else end + 1
         if start > end:
             continue
-        mmas = sum(1 for t in lines[start:end + 1] if t.split(".")[0].split()[0].endswith("MMA"))
+        mmas = sum(1 for t in lines[start:end + 1] if is_mma(t))
         if mmas and (best is None or (mmas, start - end) > best[:2]):
             best = (mmas, start - end, start, end)
     return lines[best[2]:best[3] + 1] if best else []
@@ -266,7 +272,7 @@ def split_functions(sass: str) -> dict[str, str]:
 
 def _summarize_text(code: str) -> dict[str, Any]:
     ops = opcodes(code)
-    return {"mma": {op: n for op, n in ops.items() if op.split(".")[0].endswith("MMA")},
+    return {"mma": {op: n for op, n in ops.items() if is_mma(op)},
             "unpack": sorted(op for op in ops if op.startswith(("F2FP", "I2F")) and "UNPACK" in op)}
 
 
