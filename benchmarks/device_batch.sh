@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -462,6 +462,21 @@ for step in $steps; do
       timeout 100 $P --format mxfp4 --n 28672 --k 8192 --m 1 --tiles "${X//S/stream-k}"
       timeout 100 $P --format mxfp4 --n 8192 --k 28672 --m 1 --tiles "${X//S/split-k}"
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/near-lines.txt" ;;
+    # bf16 float weights at M <= 16 with the exponent fix on the activations (kFixOnActivations, the default) against
+    # the fix on every weight pair (HM_FIX_ON_ACT=0), interleaved, verified; then the GPU tests of those formats
+    fix-act) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+      for f in mxfp4 nvfp4 "w8a16 e4m3 ch"; do
+        for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+          timeout 100 $P --format "$f" --n $n --k $k --m 1,16 --tiles "tuner +HM_FIX_ON_ACT=0; tuner; tuner +HM_FIX_ON_ACT=0; tuner"; done; done
+      timeout 200 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -k \
+        "across_their_range or (matches_the_reference and bf16 and (mxfp4 or nvfp4 or e4m3 or e5m2 or mxfp6 or e3m4))" | tail -8
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/fix-act.txt" ;;
+    # what the 4-bit codes' zero subtraction (one paired FMA a pair) costs the s4 decode loop: the tuner's kernel
+    # against a timing build that keeps the magic offset (HM_NO_ZERO_SUB=1, wrong values: not verified), interleaved
+    zero-sub) { P="python3 benchmarks/profile_wna16.py --reps 25"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 100 $P --n $n --k $k --m 1,16 --tiles "tuner +HM_NO_ZERO_SUB=1; tuner; tuner +HM_NO_ZERO_SUB=1"; done
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/zero-sub.txt" ;;
     # W8A16 at M = 9..16 (28672 x 4096 is the issue's one W8A16 line under 75%): the tuner's unswapped 256-column tile
     # against the swapped one with two n8 fragments of M, its schedules, and two CTAs an SM; verified
     w8-m16) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"

@@ -43,6 +43,11 @@
 #ifndef HM_NO_A_LOADS
 #define HM_NO_A_LOADS 0
 #endif
+// bf16 float weights in the swapped form: 1 = the exponent fix on the activations once a k16 step where
+// kFixOnActivations (below) takes it, 0 = on every weight pair everywhere (the form before 2026-12-04; timing only).
+#ifndef HM_FIX_ON_ACT
+#define HM_FIX_ON_ACT 1
+#endif
 
 namespace humming {
 
@@ -221,14 +226,34 @@ struct GemmDense {
   // bf16 (whose tiny operands would make f32 products subnormal, which the tensor cores may flush) and for
   // group scales multiplied into f16 operands (the product could underflow); otherwise the f32 epilogue takes
   // the factor (f16 with group scales on the partial sums, channel scales or none), one multiply a pair less.
+  //
+  // bf16 in the swapped form fixes nothing a pair either, with group scales on the partial sums: the n8
+  // operands (the activations) are multiplied by 2^kActShift once a k16 step instead, so that the products of the
+  // unfixed weights (2^-(127 - weight bias) times their value; e2m1's 0.5 a bf16 subnormal) stay normal in f32,
+  // and the f32 epilogue takes 2^(127 - weight bias - kActShift). Exact (powers of two) for activations under
+  // 2^(128 - kActShift) = 2^64 in magnitude; the partial sums carry 2^-62 (e2m1) to 2^-48 (e5m2), so only results
+  // under ~2^-64 would lose bits to f32's subnormal range (the fix on the pairs loses them under 2^-126).
+  static constexpr int kActShift = 64;
+  // Taken where the group scales' FFMAs on the partial sums already load the FMA pipe, which the pairs' HMUL2
+  // share: two n8 fragments of M, or groups of 16. H200, 2026-12-04 17:10, verified, us (fix on the pairs -> on
+  // the activations), 28672 x 8192 / 8192 x 28672 / 28672 x 4096: MXFP4 M = 16 51.0 / 52.3 / 31.3 -> 48.2 / 48.8 /
+  // 30.0, NVFP4 M = 16 57.5 / 58.4 / 35.6 -> 55.1 / 55.7 / 34.1, NVFP4 M = 1 46.6 / 47.0 / 29.0 -> 45.8 / 46.6 /
+  // 28.9; not taken: MXFP4 M = 1 (groups of 32) 42.0 / 42.2 / 26.3 -> 42.3 / 42.8 / 26.4, e4m3 channel M = 16
+  // 65.4 / 65.8 / 37.6 -> 66.9 / 65.8 / 37.9 (NOTES-wna16 run 21).
+  static constexpr bool kFixOnActivations = HM_FIX_ON_ACT && Cfg::kSwapAB && !is_f16() &&
+                                            Cfg::kWKind == kWeightFloat &&
+                                            Cfg::kWBias != ActTraits<Act>::bias && kAccScale &&
+                                            (NB == 2 || Cfg::kGS <= 16);
   static constexpr bool kFixInDequant =
-      Cfg::kWKind == kWeightFloat && (!is_f16() || (Cfg::kSMode == kScaleGroup && !kAccScale));
+      Cfg::kWKind == kWeightFloat && !kFixOnActivations && (!is_f16() || (Cfg::kSMode == kScaleGroup && !kAccScale));
   static constexpr bool kE2m1 = Cfg::kWKind == kWeightFloat && Cfg::kWBits == 4 && Cfg::kWE == 2 && Cfg::kWM == 1;
   // A warp's group scales and zero points, and the scales on partial sums (dequant/group_terms.cuh).
   using Terms = dequant::GroupTerms<Cfg, Stage, FN, NB, kAccScale>;
 
   static HM_DEVICE float epilogue_fix() {
-    if constexpr (Cfg::kWKind == kWeightFloat && !kFixInDequant)
+    if constexpr (kFixOnActivations)
+      return __uint_as_float(static_cast<u32>(127 + ActTraits<Act>::bias - Cfg::kWBias - kActShift) << 23);
+    else if constexpr (Cfg::kWKind == kWeightFloat && !kFixInDequant)
       return __uint_as_float(static_cast<u32>(127 + ActTraits<Act>::bias - Cfg::kWBias) << 23);
     return 1.0f;
   }
@@ -260,6 +285,11 @@ struct GemmDense {
       u32 a[FM][4];
       u32 x[2][2];  // swapped form: the n8 operands (rows 0-7, 8-15)
       if constexpr (Cfg::kSwapAB) mma::load_n8_operands<BK>(x, sA, ks, lane);
+      if constexpr (kFixOnActivations) {
+        constexpr u32 kShift2 = (static_cast<u32>(127 + kActShift) << 7) * 0x00010001u;  // 2^kActShift, a bf16 pair
+#pragma unroll
+        for (int h = 0; h < NB; ++h) x[h][0] = arch::mul2(Act{}, x[h][0], kShift2), x[h][1] = arch::mul2(Act{}, x[h][1], kShift2);
+      }
 #pragma unroll
       for (int fm = 0; fm < (Cfg::kSwapAB ? 0 : FM); ++fm) mma::load_a<BK>(a[fm], sA, (wm * FM + fm) * 16, ks, lane);
 #pragma unroll

@@ -71,7 +71,8 @@ def _quantize(fmt: WeightFormat, n: int, k: int, gen: torch.Generator) -> quanti
 
 
 def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias: bool, out: dtypes.DType,
-         kernel: type | None = None, tile: object = None, schedule: str | None = None) -> None:
+         kernel: type | None = None, tile: object = None, schedule: str | None = None,
+         row_exponents: tuple[int, int] | None = None) -> None:
     from humming.core.problem import GemmProblem
     from humming.ops import _device, launch
 
@@ -82,7 +83,11 @@ def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias
     n, k = shape[0], _k_for(fmt, shape[1])
     q = _quantize(fmt, n, k, gen)
     pw = packing.pack(q, act)
-    x = torch.randn(m, k, device="cuda", generator=gen).to(_TORCH[act])
+    x = torch.randn(m, k, device="cuda", generator=gen)
+    if row_exponents is not None:  # row i times 2^e_i, e spread evenly over the range
+        lo, hi = row_exponents
+        x = x * torch.exp2(torch.linspace(lo, hi, m, device="cuda").round()).unsqueeze(1)
+    x = x.to(_TORCH[act])
     b = torch.randn(n, device="cuda", generator=gen).to(_TORCH[out]) if bias else None
     c = torch.full((m, n), float("nan"), device="cuda", dtype=_TORCH[out])
     x2 = x if pw.perm is None else x.index_select(1, pw.perm)
@@ -175,6 +180,18 @@ def test_split_tiles_leave_the_workspace_as_they_found_it(m: int) -> None:
 def test_split_tiles_spread_over_their_sharers_match_the_reference(m: int, schedule: str) -> None:
     for _ in range(2):
         _run("s4_g128", dtypes.bf16, m, (2048, 8192), bias=True, out=dtypes.bf16, schedule=schedule)
+
+
+# bf16 activations with group-scaled float weights at M = 9..16 (and M <= 8 with groups of 16) carry the weights'
+# exponent fix themselves (2^64 on the activations, the rest in the f32 epilogue; gemm_dense.cuh kFixOnActivations):
+# rows of activations from 2^-40 to 2^60 in magnitude stay within the tolerance, on the split-K shape and an odd one
+# (e2m1's 0.5 is a bf16 subnormal operand there). The channel-scaled formats fix every pair, the same range.
+@pytest.mark.parametrize("m", [1, 16])
+@pytest.mark.parametrize("fmt_id", ["mxfp4", "nvfp4", "e4m3_channel", "e5m2_channel", "mxfp6_e3m2"])
+def test_bf16_float_weights_take_activations_across_their_range(fmt_id: str, m: int) -> None:
+    for lo, hi in ((-40, 60), (60, 60), (-40, -40)):
+        for shape in (SPLIT_K_SHAPE, (1000, 1088)):
+            _run(fmt_id, dtypes.bf16, m, shape, bias=shape != SPLIT_K_SHAPE, out=dtypes.bf16, row_exponents=(lo, hi))
 
 
 @pytest.mark.parametrize("out", [dtypes.f16, dtypes.bf16], ids=str)

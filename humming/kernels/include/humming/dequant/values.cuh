@@ -12,6 +12,12 @@
 #include <humming/arch/convert.cuh>
 #include <humming/dequant/codes.cuh>
 
+// Timing experiments only: 1 = 4-bit integer codes keep the magic offset (no zero subtraction; wrong values), to
+// weigh what the subtraction's paired FMA costs the decode loop.
+#ifndef HM_NO_ZERO_SUB
+#define HM_NO_ZERO_SUB 0
+#endif
+
 namespace humming {
 namespace dequant {
 
@@ -47,6 +53,7 @@ HM_DEVICE Masks pinned_masks(Act act, u32 zero) {
 template <int P, class Act>
 HM_DEVICE u32 int4_pair(Act act, const u32 (&w)[4], const Masks& m, u32 negz) {
   const u32 x = ((w[P / 4] >> (4 * (P % 4))) & m.nib_lo) | m.magic;
+  if constexpr (HM_NO_ZERO_SUB != 0) return x;
   return arch::fma2(act, x, arch::one2(act), negz);
 }
 
