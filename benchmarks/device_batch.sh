@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -471,6 +471,14 @@ for step in $steps; do
       timeout 200 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -k \
         "across_their_range or (matches_the_reference and bf16 and (mxfp4 or nvfp4 or e4m3 or e5m2 or mxfp6 or e3m4))" | tail -8
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/fix-act.txt" ;;
+    # s8 codes straight into bf16 pairs (dequant::s8_bf16_pair, the default) against the f32 route (HM_S8_BF16_DIRECT=0),
+    # interleaved, verified: decode on the three large shapes, M = 64 / 1024 (the wgmma kernels take the same pairs)
+    s8-direct) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --format"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 100 $P "w8a16 s8 ch" --n $n --k $k --m 1,16 --tiles "tuner +HM_S8_BF16_DIRECT=0; tuner; tuner +HM_S8_BF16_DIRECT=0; tuner"; done
+      timeout 150 $P "w8a16 s8 ch" --m 64,1024 --tiles "tuner +HM_S8_BF16_DIRECT=0; tuner; tuner +HM_S8_BF16_DIRECT=0; tuner"
+      timeout 60 $P "w8a16 s8 ch" --n 4032 --k 4224 --m 1,7,16,33,300 --reps 5
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/s8-direct.txt" ;;
     # what the 4-bit codes' zero subtraction (one paired FMA a pair) costs the s4 decode loop: the tuner's kernel
     # against a timing build that keeps the magic offset (HM_NO_ZERO_SUB=1, wrong values: not verified), interleaved
     zero-sub) { P="python3 benchmarks/profile_wna16.py --reps 25"

@@ -45,6 +45,11 @@
 #endif
 // bf16 float weights in the swapped form: 1 = the exponent fix on the activations once a k16 step where
 // kFixOnActivations (below) takes it, 0 = on every weight pair everywhere (the form before 2026-12-04; timing only).
+// s8 codes into bf16: 1 = straight into bf16 pairs (dequant::s8_bf16_pair), 0 = through f32 (the form before
+// 2026-12-04; timing only).
+#ifndef HM_S8_BF16_DIRECT
+#define HM_S8_BF16_DIRECT 1
+#endif
 #ifndef HM_FIX_ON_ACT
 #define HM_FIX_ON_ACT 1
 #endif
@@ -342,6 +347,8 @@ struct GemmDense {
           v = dequant::int4_pair<P>(act, w, masks, z.lo[fn][j]);
         } else if constexpr (B == 8 && is_f16()) {
           v = dequant::int8_f16_pair<P>(w, masks, z.lo[fn][j]);
+        } else if constexpr (B == 8 && !is_f16() && Cfg::kZMode == kZeroConst && Cfg::kZConst == 128 && HM_S8_BF16_DIRECT) {
+          v = dequant::s8_bf16_pair<P>(w, masks);
         } else if constexpr (B == 8 && !is_f16()) {
           v = dequant::int8_bf16_pair<P>(w, z.f[fn][j]);
         } else {

@@ -3,8 +3,9 @@
 //
 // Integers: a code c (0 <= c < 2^b) ORed into the mantissa of 1024.0 (f16 0x6400) reads as 1024 + c, exact
 // for c < 1024; one paired fma then subtracts 1024 + z (the zero point, or 2^(b-1) for signed codes stored
-// with that bias). bf16 has 8 significant bits, so 128.0 (0x4300) works for b <= 7; 8-bit codes go through
-// f32 (8388608.0 = 2^23, 0x4B000000) and one paired convert.
+// with that bias). bf16 has 8 significant bits, so 128.0 (0x4300) works for b <= 7; s8 codes take their top
+// bit on the subtrahend's exponent (s8_bf16_pair), other 8-bit codes go through f32 (8388608.0 = 2^23,
+// 0x4B000000) and one paired convert.
 // Floats eXmY: sign to bit 15, exponent and mantissa just under it so that the mantissa lines up with the
 // target's; the value is then the code's times 2^(bias - target bias), fixed by one exact multiply.
 // Zero points and scales come in as pairs already (both halves of a register share a column).
@@ -42,11 +43,15 @@ struct Masks {
   u32 nib_hi;  // 0x00F000F0
   u32 byte;    // 0x00FF00FF
   u32 magic;   // the activation type's integer magic pair
+  u32 low7;    // 0x007F007F
+  u32 top1;    // 0x00800080
+  u32 neg256;  // 0xC380C380: -256.0 as bf16 pairs
 };
 
 template <class Act>
 HM_DEVICE Masks pinned_masks(Act act, u32 zero) {
-  return Masks{0x000F000Fu | zero, 0x00F000F0u | zero, 0x00FF00FFu | zero, magic_int(act) | zero};
+  return Masks{0x000F000Fu | zero, 0x00F000F0u | zero, 0x00FF00FFu | zero, magic_int(act) | zero,
+               0x007F007Fu | zero, 0x00800080u | zero, 0xC380C380u | zero};
 }
 
 // 4-bit codes, any activation type: pair P of the single plane, (c - z) exact.
@@ -77,6 +82,19 @@ HM_DEVICE u32 int4_f16_pair(const u32 (&w)[4], const Masks& m, u32 negz_lo, u32 
     const u32 x = ((word >> (4 * i)) & m.nib_lo) | m.magic;
     return arch::fma2(f16_t{}, x, arch::one2(f16_t{}), negz_lo);
   }
+}
+
+// 8-bit codes stored with the bias 128 (s8: c = 128 + x) into bf16 pairs, exact, without f32: the low seven bits
+// under 128.0 read as 128 + (c & 127), and x = that - 256 where c < 128 (x < 0), - 128 otherwise. The subtrahend's
+// bf16 pattern is 0x4380 (256) or 0x4300 (128): the code's top bit lands on the exponent's lowest bit, so -s is
+// (c & 0x80) ^ 0xC380. Pair P is bytes i and 2 + i (i = P % 2) of its word: both pairs of a word take one shift.
+// Four instructions a pair, against five through f32 (two PRMT, two FADD, one pack).
+template <int P>
+HM_DEVICE u32 s8_bf16_pair(const u32 (&w)[8], const Masks& m) {
+  const u32 x = w[P / 2] >> (8 * (P % 2));
+  const u32 v = (x & m.low7) | m.magic;  // magic: 128.0 pairs (the masks are made for bf16 here)
+  const u32 neg_s = (x & m.top1) ^ m.neg256;
+  return arch::fma2(bf16_t{}, v, arch::one2(bf16_t{}), neg_s);
 }
 
 // 8-bit codes to bf16 pairs via f32. `negz_f` is -(2^23 + z) for the two columns' zero (one column here).
