@@ -45,8 +45,8 @@
 #endif
 // bf16 float weights in the swapped form: 1 = the exponent fix on the activations once a k16 step where
 // kFixOnActivations (below) takes it, 0 = on every weight pair everywhere (the form before 2026-12-04; timing only).
-// s8 codes into bf16: 1 = straight into bf16 pairs (dequant::s8_bf16_pair), 0 = through f32 (the form before
-// 2026-12-04; timing only).
+// s8 codes into bf16: 1 = straight into bf16 pairs where kS8Direct (below) takes it (dequant::s8_bf16_pair), 0 =
+// through f32 everywhere (the form before 2026-12-04; timing only).
 #ifndef HM_S8_BF16_DIRECT
 #define HM_S8_BF16_DIRECT 1
 #endif
@@ -251,6 +251,11 @@ struct GemmDense {
                                             (NB == 2 || Cfg::kGS <= 16);
   static constexpr bool kFixInDequant =
       Cfg::kWKind == kWeightFloat && !kFixOnActivations && (!is_f16() || (Cfg::kSMode == kScaleGroup && !kAccScale));
+  // s8 codes straight into bf16 pairs where the MMAs wait for the dequant (the wgmma kernels and M > 16); the decode
+  // form streams its 8-bit weights at 83-90% of the roofline and keeps the f32 route, which timed as fast or
+  // faster there. H200, 2026-12-04 17:27, verified, us (f32 -> straight): 28672 x 8192 M = 64 84.3 -> 78.7-80.0,
+  // M = 1024 739 -> 706-735; decode M = 1 / 16 within +-0.7 (28672 x 4096 M = 16 37.5-37.6 -> 37.8-38.2).
+  static constexpr bool kS8Direct = HM_S8_BF16_DIRECT && !Cfg::kSwapAB;
   static constexpr bool kE2m1 = Cfg::kWKind == kWeightFloat && Cfg::kWBits == 4 && Cfg::kWE == 2 && Cfg::kWM == 1;
   // A warp's group scales and zero points, and the scales on partial sums (dequant/group_terms.cuh).
   using Terms = dequant::GroupTerms<Cfg, Stage, FN, NB, kAccScale>;
@@ -347,7 +352,7 @@ struct GemmDense {
           v = dequant::int4_pair<P>(act, w, masks, z.lo[fn][j]);
         } else if constexpr (B == 8 && is_f16()) {
           v = dequant::int8_f16_pair<P>(w, masks, z.lo[fn][j]);
-        } else if constexpr (B == 8 && !is_f16() && Cfg::kZMode == kZeroConst && Cfg::kZConst == 128 && HM_S8_BF16_DIRECT) {
+        } else if constexpr (B == 8 && !is_f16() && Cfg::kZMode == kZeroConst && Cfg::kZConst == 128 && kS8Direct) {
           v = dequant::s8_bf16_pair<P>(w, masks);
         } else if constexpr (B == 8 && !is_f16()) {
           v = dequant::int8_bf16_pair<P>(w, z.f[fn][j]);
