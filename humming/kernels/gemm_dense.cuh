@@ -50,6 +50,10 @@
 #ifndef HM_S8_BF16_DIRECT
 #define HM_S8_BF16_DIRECT 1
 #endif
+// One-token 4-bit integer kernels: 1 = zero offsets on the partial sums (kZeroOnSums), 0 = on every pair.
+#ifndef HM_ZERO_ON_SUMS
+#define HM_ZERO_ON_SUMS 1
+#endif
 #ifndef HM_FIX_ON_ACT
 #define HM_FIX_ON_ACT 1
 #endif
@@ -255,6 +259,18 @@ struct GemmDense {
   // form streams its 8-bit weights at 83-90% of the roofline and keeps the f32 route, which timed as fast or
   // faster there. H200, 2026-12-04 17:27, verified, us (f32 -> straight): 28672 x 8192 M = 64 84.3 -> 78.7-80.0,
   // M = 1024 739 -> 706-735; decode M = 1 / 16 within +-0.7 (28672 x 4096 M = 16 37.5-37.6 -> 37.8-38.2).
+  // The k16 steps one unscaled part sums (kAccScale): a group, or the warp's share of a stage inside one.
+  static constexpr int kPartSteps = Cfg::kGS / 16 < Cfg::kKStepsPerWarp ? Cfg::kGS / 16 : Cfg::kKStepsPerWarp;
+  // 4-bit codes with a constant zero, one token (M = 1), group scales on the partial sums: the operands stay the
+  // magic read M + c (M = 128 bf16, 1024 f16; no paired FMA a pair) and each part's token-0 sums take -(M + zero)
+  // x the activations' sum over the part, one warp reduction a part (take_zero_offset). The partial sums then
+  // carry (M + zero) x sum(a), which cancels: bf16 loses ~5 of f32's 24 bits to it, f16 ~8, far inside the
+  // operands' own rounding. H200, 2026-12-04 17:32, s4 g128 bf16, verified, us (the tuner's M <= 8 tile -> the
+  // one-token tile with this): 28672 x 8192 38.6-38.7 -> 37.9-38.2, 8192 x 28672 38.7-38.9 -> 37.7-37.9, 28672 x 4096
+  // 23.9-24.1 -> 23.2-23.4, 4096 x 14336 18.9-19.0 -> 18.3; the one-token tile without it 38.8 / 38.8 / 24.1 / 18.7.
+  static constexpr bool kZeroOnSums = HM_ZERO_ON_SUMS && Cfg::kOneToken && kAccScale &&
+                                      Cfg::kWKind == kWeightInt && Cfg::kWBits == 4 && Cfg::kZMode == kZeroConst &&
+                                      (kPartSteps == 4 || kPartSteps == 8);
   static constexpr bool kS8Direct = HM_S8_BF16_DIRECT && !Cfg::kSwapAB;
   static constexpr bool kE2m1 = Cfg::kWKind == kWeightFloat && Cfg::kWBits == 4 && Cfg::kWE == 2 && Cfg::kWM == 1;
   // A warp's group scales and zero points, and the scales on partial sums (dequant/group_terms.cuh).
@@ -277,14 +293,19 @@ struct GemmDense {
     const u32 sA = arch::smem_u32(base + Stage::kA);
     u32 scale[FN][8];
     SwapAcc part;  // kAccScale: this group's unscaled sums
+    float asum = 0.0f;  // kZeroOnSums: token 0's activations summed over the part's k16 steps
 #pragma unroll
     for (int i = 0; i < Cfg::kKStepsPerWarp; ++i) {
       const int ks = wk * Cfg::kKStepsPerWarp + i;
       if constexpr (Stage::kSRows > 0) {
         if (i == 0 || (ks * 16) % Cfg::kGS == 0) {
           if constexpr (kAccScale) {
-            if (i > 0) Terms::apply(acc, part, scale);
+            if (i > 0) {
+              if constexpr (kZeroOnSums) take_zero_offset(part, asum);
+              Terms::apply(acc, part, scale);
+            }
             part.zero();
+            if constexpr (kZeroOnSums) asum = row0_sum(sA, ks, lane);
           }
           Terms::load_scales(base, ks, wn, g, scale);
         }
@@ -329,7 +350,50 @@ struct GemmDense {
 #endif
       }
     }
-    if constexpr (kAccScale) Terms::apply(acc, part, scale);
+    if constexpr (kAccScale) {
+      if constexpr (kZeroOnSums) take_zero_offset(part, asum);
+      Terms::apply(acc, part, scale);
+    }
+  }
+
+  // The two halves of an activation pair as f32 (bf16: a shift or a mask; f16: a conversion each).
+  static HM_DEVICE float to_f32_lo(u32 v) { return arch::unpack_lo(Act{}, v); }
+  static HM_DEVICE float to_f32_hi(u32 v) {
+    if constexpr (is_f16()) return arch::unpack_lo(Act{}, v >> 16);
+    else return __uint_as_float(v & 0xFFFF0000u);
+  }
+
+  // kZeroOnSums: token 0's activations summed over a part's k16 steps (row 0 of the stage's tile, k from ks * 16;
+  // each lane reads kPartSteps / 2 consecutive values, inside one 16-byte chunk), reduced over the warp in f32.
+  static HM_DEVICE float row0_sum(u32 sA, int ks, int lane) {
+    constexpr int PER = kPartSteps / 2;  // 16 * kPartSteps values over 32 lanes
+    static_assert(PER == 2 || PER == 4, "kZeroOnSums sums parts of 4 or 8 k16 steps");
+    const int k = ks * 16 + lane * PER;
+    const u32 at = sA + mma::a_tile_offset<BK>(0, k / 8) + (k % 8) * 2;
+    float s;
+    if constexpr (PER == 4) {
+      const uint2 v = arch::lds64(at);
+      s = (to_f32_lo(v.x) + to_f32_hi(v.x)) + (to_f32_lo(v.y) + to_f32_hi(v.y));
+    } else {
+      const u32 v = arch::lds32(at);
+      s = to_f32_lo(v) + to_f32_hi(v);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    return s;
+  }
+
+  // The operands were M + c (the magic integer read, no zero subtracted): token column 0's sums (elements 0 and 2 of
+  // each fragment, the only ones a one-token kernel stores) take -(M + zero) x its activation sum.
+  static HM_DEVICE void take_zero_offset(SwapAcc& part, float asum) {
+    const float off = -(dequant::magic_int_value(Act{}) + static_cast<float>(Cfg::kZConst)) * asum;
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+      for (int f = 0; f < 4; ++f) {
+        part.d[fn][f][0][0] += off;
+        part.d[fn][f][0][2] += off;
+      }
   }
 
   // Pair P of the sixteen operand pairs (eight B fragments) of one block, then the rest up to END
@@ -346,7 +410,9 @@ struct GemmDense {
       v = w[(j + P % 2) % B];
 #else
       if constexpr (Cfg::kWKind == kWeightInt) {
-        if constexpr (B == 4 && is_f16()) {
+        if constexpr (B == 4 && kZeroOnSums) {
+          v = dequant::int4_magic_pair<P>(w, masks);
+        } else if constexpr (B == 4 && is_f16()) {
           v = dequant::int4_f16_pair<P>(w, masks, z.lo[fn][j], z.hi[fn][j]);
         } else if constexpr (B == 4) {
           v = dequant::int4_pair<P>(act, w, masks, z.lo[fn][j]);

@@ -72,7 +72,7 @@ def _quantize(fmt: WeightFormat, n: int, k: int, gen: torch.Generator) -> quanti
 
 def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias: bool, out: dtypes.DType,
          kernel: type | None = None, tile: object = None, schedule: str | None = None,
-         row_exponents: tuple[int, int] | None = None) -> None:
+         row_exponents: tuple[int, int] | None = None, x_offset: float = 0.0) -> None:
     from humming.core.problem import GemmProblem
     from humming.ops import _device, launch
 
@@ -83,7 +83,7 @@ def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias
     n, k = shape[0], _k_for(fmt, shape[1])
     q = _quantize(fmt, n, k, gen)
     pw = packing.pack(q, act)
-    x = torch.randn(m, k, device="cuda", generator=gen)
+    x = torch.randn(m, k, device="cuda", generator=gen) + x_offset
     if row_exponents is not None:  # row i times 2^e_i, e spread evenly over the range
         lo, hi = row_exponents
         x = x * torch.exp2(torch.linspace(lo, hi, m, device="cuda").round()).unsqueeze(1)
@@ -192,6 +192,15 @@ def test_bf16_float_weights_take_activations_across_their_range(fmt_id: str, m: 
     for lo, hi in ((-40, 60), (60, 60), (-40, -40)):
         for shape in (SPLIT_K_SHAPE, (1000, 1088)):
             _run(fmt_id, dtypes.bf16, m, shape, bias=shape != SPLIT_K_SHAPE, out=dtypes.bf16, row_exponents=(lo, hi))
+
+
+# s4 at M = 1 takes its zero on the partial sums (gemm_dense.cuh kZeroOnSums: operands 128 + c or 1024 + c, each
+# group's sum minus (M + 8) x the activations' sum). Activations with a common offset (mean 4) are where that
+# subtraction cancels most; the results stay within the tolerance on the split-K shape, an odd one and a Stream-K one.
+@pytest.mark.parametrize("act", [dtypes.f16, dtypes.bf16], ids=str)
+def test_one_token_s4_keeps_its_zero_on_the_sums_within_tolerance(act: dtypes.DType) -> None:
+    for shape in (SPLIT_K_SHAPE, (1000, 1088), (7168, 4096)):
+        _run("s4_g128", act, 1, shape, bias=True, out=act, x_offset=4.0)
 
 
 @pytest.mark.parametrize("out", [dtypes.f16, dtypes.bf16], ids=str)

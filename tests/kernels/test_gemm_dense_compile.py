@@ -674,10 +674,10 @@ def test_the_one_token_decode_tile_compiles_with_fewer_scale_multiplies(tmp_path
 @pytest.mark.parametrize("preset, m, one_token", [
     ("mxfp4", 1, 1), ("nvfp4", 1, 1),  # groups of 32 / 16: measured 2-5% faster at M = 1
     ("mxfp4", 2, 0),  # a second token's column is stored
-    (None, 1, 0),  # s4 g128: a quarter of MXFP4's scale multiplies, measured 0.5-1.2% slower
+    (None, 1, 1),  # s4 g128: its zero goes onto the partial sums there (kZeroOnSums), measured 1.5-3.5% faster
+    ("awq_int4", 1, 0),  # zero points per group: the zero stays on the pairs, and the tile alone lost 0.5-1.2%
 ])
-def test_the_tuner_takes_the_one_token_tile_at_m_1_for_small_groups(preset: str | None, m: int,
-                                                                    one_token: int) -> None:
+def test_the_tuner_takes_the_one_token_tile_at_m_1_where_it_pays(preset: str | None, m: int, one_token: int) -> None:
     fmt = presets.get(preset).weight if preset else W4
     plan = _h200_plan(m, 28672, 8192, fmt)
     assert plan.spec.one_token == one_token, plan.reasons
@@ -728,3 +728,24 @@ def test_the_wgmma_k_loops_keep_their_descriptors_in_uniform_registers(m: int, t
     assert counts[0] == 0, f"M={m}: {counts[0]} R2UR in the k-loop"
     if len(counts) > 1:
         assert counts[1] > 0, "the old tid >> 5 form no longer shows the R2UR this test guards against"
+
+
+@pytest.mark.parametrize("act", [dtypes.bf16, dtypes.f16], ids=str)
+def test_one_token_s4_decode_takes_its_zero_on_the_partial_sums(act: dtypes.DType, tmp_path: Path) -> None:
+    # M = 1, s4 g128: the tuner takes the one-token tile, whose operands stay the magic read (M + c) and whose partial
+    # sums take -(M + 8) x the activations' sum (gemm_dense.cuh kZeroOnSums): no paired FMA a weight pair in the loop,
+    # where HM_ZERO_ON_SUMS=0 has one for each of the stage's 128 pairs a warp.
+    from conformance.sass import disassemble, mma_loop
+
+    if _nvdisasm() is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    plan = tuning.TUNER.plan(GemmProblem(1, 28672, 8192, W4, act, act), archs.capabilities("sm_90a"), 132)
+    assert plan.spec.one_token == 1, plan.explain()
+    fmas = []
+    for defines in ("", "HM_ZERO_ON_SUMS=0"):
+        with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES=defines):
+            loop = mma_loop(disassemble(compile_spec(plan.spec).binary))
+        assert sum(t.startswith("HMMA") for t in loop) == 32, f"{defines or 'default'}: not the decode loop"
+        fmas.append(sum(t.startswith("HFMA2") for t in loop))
+    assert fmas[0] == 0, f"{fmas[0]} paired FMAs in the one-token loop"
+    assert fmas[1] >= 128, f"the zero on every pair shows {fmas[1]} paired FMAs, not the 128 this test guards against"

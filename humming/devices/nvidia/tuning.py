@@ -21,7 +21,7 @@ from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
 from humming.devices.nvidia.target import refuse_defective_nvrtc
 from humming.errors import InvalidInputError, UnsupportedError
-from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, ScaleMode, Tile
+from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, ScaleMode, Tile, WeightKind, ZeroMode
 from humming.kernels.gemm_dense_wgmma import (GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec,
                                               wgmma_tile, wide_tile)
 
@@ -47,10 +47,15 @@ def _narrow(d: DecodeParams) -> bool:
     return d.wbits <= 4
 
 
-def _narrow_small_groups(d: DecodeParams) -> bool:
-    """Codes of at most 4 bits with group scales every 32 k or fewer (MXFP4 g32, NVFP4 g16): their one-token decode
-    tile skips enough scale multiplies to pay."""
-    return _narrow(d) and d.smode is ScaleMode.GROUP and 0 < d.gs <= 32
+def _one_token_pays(d: DecodeParams) -> bool:
+    """Formats whose M = 1 decode runs faster on the one-token tile: codes of at most 4 bits with group scales every 32
+    k or fewer (MXFP4 g32, NVFP4 g16), whose scale multiplies on the seven unstored token columns go; and 4-bit
+    integer codes with a constant zero and groups of a multiple of 64 k (s4 g64 / g128), whose zero then goes onto the
+    partial sums instead of every operand pair (gemm_dense.cuh kZeroOnSums)."""
+    small_groups = _narrow(d) and d.smode is ScaleMode.GROUP and 0 < d.gs <= 32
+    zero_on_sums = (d.wbits == 4 and d.wkind is WeightKind.INT and d.zmode is ZeroMode.CONST
+                    and d.smode is ScaleMode.GROUP and d.gs % 64 == 0)
+    return small_groups or zero_on_sums
 
 
 #: Weight bytes an SM from which a decode tile's one-wave launch runs Stream-K rather than one CTA a tile (224 tiles on
@@ -109,9 +114,13 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # NVFP4 52.4 -> 49.6, 49.2 -> 46.7, 30.2 -> 28.9. s4 g128 (a quarter of MXFP4's scale multiplies) lost 0.5-1.2%.
     # Under the tuner's own schedules (15:48): MXFP4 42.9 -> 42.0, 43.3 -> 42.3, 26.8 -> 26.0; NVFP4 48.1 -> 46.3,
     # 49.1 -> 47.0, 30.2 -> 29.0.
+    # s4 with groups of 64 k or more (their scale multiplies are too few to pay for the tile alone) take it with the
+    # zero on the partial sums, H200 2026-12-04 17:32 (gemm_dense.cuh kZeroOnSums): 28672 x 8192 38.6-38.7 ->
+    # 37.9-38.2, 8192 x 28672 38.7-38.9 -> 37.7-37.9, 28672 x 4096 23.9-24.1 -> 23.2-23.4, 4096 x 14336 18.9-19.0 -> 18.3.
     TileRule(1, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1, one_token=1),
-             "decode M = 1, scale groups <= 32: swapped operands, group scales on token column 0 alone, 128 columns, "
-             "2 CTAs per SM", _narrow_small_groups, stream_k_from=DECODE_STREAM_K_FROM),
+             "decode M = 1, scale groups <= 32 or s4 with groups of 64k: swapped operands, group scales (and a "
+             "constant zero) on token column 0's sums alone, 128 columns, 2 CTAs per SM", _one_token_pays,
+             stream_k_from=DECODE_STREAM_K_FROM),
     TileRule(8, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1),
              "decode M <= 8: swapped operands (weights as the m16 operand), 128 columns, 2 CTAs per SM", _narrow,
              stream_k_from=DECODE_STREAM_K_FROM),

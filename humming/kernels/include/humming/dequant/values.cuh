@@ -62,6 +62,12 @@ HM_DEVICE u32 int4_pair(Act act, const u32 (&w)[4], const Masks& m, u32 negz) {
   return arch::fma2(act, x, arch::one2(act), negz);
 }
 
+// 4-bit codes, bf16: pair P of the single plane read as 128 + c, the zero left to the partial sums (kZeroOnSums).
+template <int P>
+HM_DEVICE u32 int4_magic_pair(const u32 (&w)[4], const Masks& m) {
+  return ((w[P / 4] >> (4 * (P % 4))) & m.nib_lo) | m.magic;
+}
+
 // 8-bit codes into f16: pair P, (c - z) exact.
 template <int P>
 HM_DEVICE u32 int8_f16_pair(const u32 (&w)[8], const Masks& m, u32 negz) {
