@@ -261,14 +261,15 @@ struct GemmDense {
   // M = 1024 739 -> 706-735; decode M = 1 / 16 within +-0.7 (28672 x 4096 M = 16 37.5-37.6 -> 37.8-38.2).
   // The k16 steps one unscaled part sums (kAccScale): a group, or the warp's share of a stage inside one.
   static constexpr int kPartSteps = Cfg::kGS / 16 < Cfg::kKStepsPerWarp ? Cfg::kGS / 16 : Cfg::kKStepsPerWarp;
-  // 4-bit codes with a constant zero, one token (M = 1), group scales on the partial sums: the operands stay the
-  // magic read M + c (M = 128 bf16, 1024 f16; no paired FMA a pair) and each part's token-0 sums take -(M + zero)
-  // x the activations' sum over the part, one warp reduction a part (take_zero_offset). The partial sums then
-  // carry (M + zero) x sum(a), which cancels: bf16 loses ~5 of f32's 24 bits to it, f16 ~8, far inside the
-  // operands' own rounding. H200, 2026-12-04 17:32, s4 g128 bf16, verified, us (the tuner's M <= 8 tile -> the
+  // 4-bit codes with a constant zero, bf16, one token (M = 1), group scales on the partial sums: the operands stay
+  // the magic read 128 + c (no paired FMA a pair) and each part's token-0 sums take -(128 + zero) x the activations'
+  // sum over the part, one warp reduction a part (take_zero_offset). The partial sums then carry 136 x sum(a),
+  // which cancels: ~5 of f32's 24 bits, inside bf16's own operand rounding. Not f16: its magic 1024 cancels ~8 bits
+  // more, and activations with a common offset (mean 4) then failed the tolerance on the H200 (2026-12-04 17:50),
+  // the tensor cores' f32 sums being truncated. H200, 2026-12-04 17:32, s4 g128 bf16, verified, us (the tuner's M <= 8 tile -> the
   // one-token tile with this): 28672 x 8192 38.6-38.7 -> 37.9-38.2, 8192 x 28672 38.7-38.9 -> 37.7-37.9, 28672 x 4096
   // 23.9-24.1 -> 23.2-23.4, 4096 x 14336 18.9-19.0 -> 18.3; the one-token tile without it 38.8 / 38.8 / 24.1 / 18.7.
-  static constexpr bool kZeroOnSums = HM_ZERO_ON_SUMS && Cfg::kOneToken && kAccScale &&
+  static constexpr bool kZeroOnSums = HM_ZERO_ON_SUMS && Cfg::kOneToken && kAccScale && !is_f16() &&
                                       Cfg::kWKind == kWeightInt && Cfg::kWBits == 4 && Cfg::kZMode == kZeroConst &&
                                       (kPartSteps == 4 || kPartSteps == 8);
   static constexpr bool kS8Direct = HM_S8_BF16_DIRECT && !Cfg::kSwapAB;
@@ -356,27 +357,22 @@ struct GemmDense {
     }
   }
 
-  // The two halves of an activation pair as f32 (bf16: a shift or a mask; f16: a conversion each).
-  static HM_DEVICE float to_f32_lo(u32 v) { return arch::unpack_lo(Act{}, v); }
-  static HM_DEVICE float to_f32_hi(u32 v) {
-    if constexpr (is_f16()) return arch::unpack_lo(Act{}, v >> 16);
-    else return __uint_as_float(v & 0xFFFF0000u);
-  }
-
   // kZeroOnSums: token 0's activations summed over a part's k16 steps (row 0 of the stage's tile, k from ks * 16;
   // each lane reads kPartSteps / 2 consecutive values, inside one 16-byte chunk), reduced over the warp in f32.
   static HM_DEVICE float row0_sum(u32 sA, int ks, int lane) {
     constexpr int PER = kPartSteps / 2;  // 16 * kPartSteps values over 32 lanes
+    const auto lo = [](u32 v) { return __uint_as_float(v << 16); };  // a bf16 pair's halves as f32
+    const auto hi = [](u32 v) { return __uint_as_float(v & 0xFFFF0000u); };
     static_assert(PER == 2 || PER == 4, "kZeroOnSums sums parts of 4 or 8 k16 steps");
     const int k = ks * 16 + lane * PER;
     const u32 at = sA + mma::a_tile_offset<BK>(0, k / 8) + (k % 8) * 2;
     float s;
     if constexpr (PER == 4) {
       const uint2 v = arch::lds64(at);
-      s = (to_f32_lo(v.x) + to_f32_hi(v.x)) + (to_f32_lo(v.y) + to_f32_hi(v.y));
+      s = (lo(v.x) + hi(v.x)) + (lo(v.y) + hi(v.y));
     } else {
       const u32 v = arch::lds32(at);
-      s = to_f32_lo(v) + to_f32_hi(v);
+      s = lo(v) + hi(v);
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);

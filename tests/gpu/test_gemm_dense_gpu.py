@@ -194,9 +194,10 @@ def test_bf16_float_weights_take_activations_across_their_range(fmt_id: str, m: 
             _run(fmt_id, dtypes.bf16, m, shape, bias=shape != SPLIT_K_SHAPE, out=dtypes.bf16, row_exponents=(lo, hi))
 
 
-# s4 at M = 1 takes its zero on the partial sums (gemm_dense.cuh kZeroOnSums: operands 128 + c or 1024 + c, each
-# group's sum minus (M + 8) x the activations' sum). Activations with a common offset (mean 4) are where that
-# subtraction cancels most; the results stay within the tolerance on the split-K shape, an odd one and a Stream-K one.
+# s4 at M = 1 under bf16 takes its zero on the partial sums (gemm_dense.cuh kZeroOnSums: operands 128 + c, each
+# group's sum minus 136 x the activations' sum). Activations with a common offset (mean 4) are where that subtraction
+# cancels most; the results stay within the tolerance on the split-K shape, an odd one and a Stream-K one. f16 runs
+# the same cases on its own path (with the zero on the sums, magic 1024, it failed here: the sums cancel 8x deeper).
 @pytest.mark.parametrize("act", [dtypes.f16, dtypes.bf16], ids=str)
 def test_one_token_s4_keeps_its_zero_on_the_sums_within_tolerance(act: dtypes.DType) -> None:
     for shape in (SPLIT_K_SHAPE, (1000, 1088), (7168, 4096)):

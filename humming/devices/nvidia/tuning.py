@@ -15,7 +15,9 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from humming.capabilities.model import DeviceCapabilities
+from humming.core import dtypes
 from humming.core.compiler import nvrtc_version
+from humming.core.dtypes import DType
 from humming.core.packing import padded_shape
 from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
@@ -33,7 +35,7 @@ class TileRule:
     max_m: int  # the rule serves M <= max_m
     tile: Tile
     why: str
-    when: Callable[[DecodeParams], bool] | None = None  # formats the rule serves (None: all)
+    when: Callable[[DecodeParams, DType], bool] | None = None  # formats and activation dtypes it serves (None: all)
     kernel: type[GemmDenseSpec] = GemmDenseSpec  # the twin; a target without its MMA instruction skips the rule
     min_nvrtc: tuple[int, int] | None = None  # the oldest NVRTC known to compile the twin correctly
     schedule: str | None = None  # the schedule measured best for the tile up to one wave of tiles (None: the rule below)
@@ -42,18 +44,19 @@ class TileRule:
     stream_k_from: int | None = None
 
 
-def _narrow(d: DecodeParams) -> bool:
+def _narrow(d: DecodeParams, act: DType) -> bool:
     """Codes of at most 4 bits: two 4-stage CTAs of the 128-column decode tile fit one SM's shared memory."""
     return d.wbits <= 4
 
 
-def _one_token_pays(d: DecodeParams) -> bool:
+def _one_token_pays(d: DecodeParams, act: DType) -> bool:
     """Formats whose M = 1 decode runs faster on the one-token tile: codes of at most 4 bits with group scales every 32
-    k or fewer (MXFP4 g32, NVFP4 g16), whose scale multiplies on the seven unstored token columns go; and 4-bit
-    integer codes with a constant zero and groups of a multiple of 64 k (s4 g64 / g128), whose zero then goes onto the
-    partial sums instead of every operand pair (gemm_dense.cuh kZeroOnSums)."""
-    small_groups = _narrow(d) and d.smode is ScaleMode.GROUP and 0 < d.gs <= 32
-    zero_on_sums = (d.wbits == 4 and d.wkind is WeightKind.INT and d.zmode is ZeroMode.CONST
+    k or fewer (MXFP4 g32, NVFP4 g16), whose scale multiplies on the seven unstored token columns go; and, under bf16
+    activations, 4-bit integer codes with a constant zero and groups of a multiple of 64 k (s4 g64 / g128), whose zero
+    then goes onto the partial sums instead of every operand pair (gemm_dense.cuh kZeroOnSums; f16's magic 1024 makes
+    the sums cancel too deeply for that)."""
+    small_groups = _narrow(d, act) and d.smode is ScaleMode.GROUP and 0 < d.gs <= 32
+    zero_on_sums = (act == dtypes.bf16 and d.wbits == 4 and d.wkind is WeightKind.INT and d.zmode is ZeroMode.CONST
                     and d.smode is ScaleMode.GROUP and d.gs % 64 == 0)
     return small_groups or zero_on_sums
 
@@ -273,7 +276,7 @@ class DenseTuner:
         reasons = []
         if tile is None:
             act = problem.activation
-            fits = [r for r in table_for(caps) if problem.m <= r.max_m and (r.when is None or r.when(decode))
+            fits = [r for r in table_for(caps) if problem.m <= r.max_m and (r.when is None or r.when(decode, act))
                     and all(q.check(caps) for q in r.kernel.target_requirements(act))]
             rule = next(r for r in fits if compiler_builds(r))
             if rule is not fits[0]:
