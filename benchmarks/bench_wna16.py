@@ -27,7 +27,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from humming.core import dtypes, packing, presets, quantized  # noqa: E402
+from humming.core import dtypes, packing, presets, quantized, reference, tolerances  # noqa: E402
 from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightFormat  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
 from humming.kernels.gemm_dense import Tile  # noqa: E402
@@ -203,14 +203,15 @@ def unwarmed_then_warmed(timer: Timer, *measures: Callable[[Timer], float]) -> l
 
 
 def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: Timer, *, sweep: bool,
-                 roof, results: list, baselines: dict) -> None:
+                 roof, results: list, baselines: dict, verify: bool = False) -> None:
     import humming.ops as hg
 
     w = torch.randn(n, k, device="cuda")
     q = quantized.quantize(w, QuantFormat(fmt))
     del w
     pw = packing.pack(q, dtypes.bf16)
-    del q
+    if not verify:
+        del q
     caps, tuner, sms = hg._device(0)
     for m in ms:
         x = torch.randn(m, k, device="cuda").to(torch.bfloat16)
@@ -230,6 +231,7 @@ def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: 
         compile_many([p.spec for p in plans])
         best = None
         chosen = None
+        checked = None
         variants = []
         for i, plan in enumerate(plans):
             try:
@@ -241,6 +243,9 @@ def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: 
             variants.append((str(plan.spec.tile), plan.schedule, round(us, 2)))
             if i == 0:
                 chosen = us
+                # The timed replays' own output against the float64 reference: a time that beats the roofline or the
+                # kernel's own span would otherwise hide work left undone.
+                checked = verified(out, x, q) if verify else None
             if best is None or us < best[0]:
                 best = (us, plan)
         if chosen is None:
@@ -250,14 +255,29 @@ def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: 
         row = {"shape": f"{n}x{k}", "m": m, "format": fmt.describe(), "us": chosen, "roof_us": floor,
                "pct_roof": 100 * floor / chosen, "cublas_us": base.get("cublas"), "fp8_us": base.get("fp8"),
                "x_cublas": (base["cublas"] / chosen) if base.get("cublas") else None,
-               "tile": plans[0].spec.tile.describe(), "schedule": plans[0].schedule}
+               "tile": plans[0].spec.tile.describe(), "schedule": plans[0].schedule, "verified": checked}
         if sweep and best is not None:
             row["variants"] = variants
             row["best_us"] = best[0]
             row["best"] = f"{best[1].spec.tile} {best[1].schedule}"
         results.append(row)
         print(f"  {row['shape']:>11} M={m:<5} {fmt.describe()[:40]:<40} {chosen:8.1f} us {row['pct_roof']:5.1f}% roof"
-              + (f"  best {best[0]:.1f} us {row.get('best', '')}" if sweep else ""), flush=True)
+              + (f"  best {best[0]:.1f} us {row.get('best', '')}" if sweep else "")
+              + ("" if checked is None else f"  verify {'ok' if checked == 'ok' else 'FAIL: ' + checked}"), flush=True)
+
+
+def verified(out: torch.Tensor, x: torch.Tensor, q: quantized.QuantizedTensor) -> str:
+    """'ok', or the tolerance check's message, for ``out`` (bf16) against the float64 reference of x and q."""
+    torch.cuda.synchronize()
+    ref = reference.reference_gemm(x, q)
+    xd, wd = reference.reference_operands(x, q)
+    try:
+        tolerances.check(out, ref, xd, wd, tolerances.tolerance(dtypes.bf16, q.format.weight.dtype, dtypes.bf16))
+    except AssertionError as exc:
+        return str(exc).splitlines()[0]
+    finally:
+        del ref, xd, wd
+    return "ok"
 
 
 def baseline_cases(shapes, ms, timer: Timer) -> dict:
@@ -358,6 +378,8 @@ def main() -> None:
     ap.add_argument("--formats", default="all", help="comma list of format ids, or all")
     ap.add_argument("--json", default="")
     ap.add_argument("--no-baselines", action="store_true", help="skip the cuBLAS and FP8 timings")
+    ap.add_argument("--verify", action="store_true", help="check each timed kernel's output against the float64 "
+                    "reference after its replays")
     ap.add_argument("--check", action="store_true", help="run the correctness matrix (isolated processes) only")
     ap.add_argument("--check-from", type=int, default=-1, help=argparse.SUPPRESS)
     ap.add_argument("--only", default="", help="with --check: a comma list of the test matrix's format ids")
@@ -410,7 +432,7 @@ def main() -> None:
         for n, k in (shapes if is_w4 else LARGE):
             ms = w4_ms if is_w4 else (1, 16)
             humming_case(fmt, n, k, ms, timer, sweep=args.sweep and is_w4, roof=roof, results=results,
-                         baselines=baselines)
+                         baselines=baselines, verify=args.verify)
             torch.cuda.empty_cache()
     print(f"\n{'shape':>11} {'M':>5} {'format':<44} {'us':>8} {'%roof':>6} {'xcuBLAS':>8} {'cuBLAS':>8} {'FP8':>8}")
     for r in results:

@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -34,6 +34,10 @@ for step in $steps; do
     # the M = 64 and M >= 1024 targets: all five shapes, against cuBLAS in the same run
     wna16-big) timeout 400 python3 benchmarks/bench_wna16.py --reps 20 --m ${BIG_M:-64,256,1024,4096} \
                  --formats "w4a16 s4 g128" --json "$OUT/wna16-big.json" 2>&1 | tee "$OUT/wna16-big.txt" | tail -24 ;;
+    # wna16-big with each timed kernel's own output checked against the float64 reference after its replays (its
+    # 8192 x 28672 M = 1024 row printed ~585 us twice, under the kernel's own span elsewhere: done work or not?)
+    big-verify) timeout 400 python3 benchmarks/bench_wna16.py --reps 20 --m ${BIG_M:-64,1024} --verify \
+                  --formats "w4a16 s4 g128" --json "$OUT/big-verify.json" 2>&1 | tee "$OUT/big-verify.txt" | tail -24 ;;
     formats) timeout 150 python3 benchmarks/bench_wna16.py --quick --reps 25 --no-baselines --json "$OUT/formats.json" \
                --formats "w4a16 u4 zp g128,w8a16 s8 ch,w8a16 e4m3 ch,mxfp4,nvfp4" 2>&1 | tee "$OUT/formats.txt" | tail -32 ;;
     check) timeout 300 python3 benchmarks/bench_wna16.py --check 2>&1 | tee "$OUT/check.txt" | tail -3 ;;
