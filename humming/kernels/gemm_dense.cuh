@@ -236,42 +236,34 @@ struct GemmDense {
   // group scales multiplied into f16 operands (the product could underflow); otherwise the f32 epilogue takes
   // the factor (f16 with group scales on the partial sums, channel scales or none), one multiply a pair less.
   //
-  // bf16 in the swapped form fixes nothing a pair either, with group scales on the partial sums: the n8
-  // operands (the activations) are multiplied by 2^kActShift once a k16 step instead, so that the products of the
-  // unfixed weights (2^-(127 - weight bias) times their value; e2m1's 0.5 a bf16 subnormal) stay normal in f32,
-  // and the f32 epilogue takes 2^(127 - weight bias - kActShift). Exact (powers of two) for activations under
-  // 2^(128 - kActShift) = 2^64 in magnitude; the partial sums carry 2^-62 (e2m1) to 2^-48 (e5m2), so only results
-  // under ~2^-64 would lose bits to f32's subnormal range (the fix on the pairs loses them under 2^-126).
+  // bf16 in the swapped form with group scales on the partial sums may fix nothing a pair either: the n8 operands
+  // (the activations) take 2^kActShift once a k16 step, so that the products of the unfixed weights (e2m1's 0.5 is
+  // a bf16 subnormal) stay normal in f32, and the f32 epilogue takes 2^(127 - weight bias - kActShift). Exact for
+  // activations under 2^64; the sums carry 2^-62 (e2m1) to 2^-48 (e5m2), so results under ~2^-64 would lose bits
+  // (the fix on the pairs: under 2^-126). Taken where the group scales' FFMAs already load the FMA pipe, which the
+  // pairs' HMUL2 share (two n8 fragments of M, or groups of 16): MXFP4 / NVFP4 M = 16 4-7% faster, NVFP4 M = 1
+  // 1-2%; MXFP4 M = 1 and channel-scaled e4m3 lost 0.5-2% with it (H200, RESULTS.md 2026-12-04 17:05).
   static constexpr int kActShift = 64;
-  // Taken where the group scales' FFMAs on the partial sums already load the FMA pipe, which the pairs' HMUL2
-  // share: two n8 fragments of M, or groups of 16. H200, 2026-12-04 17:10, verified, us (fix on the pairs -> on
-  // the activations), 28672 x 8192 / 8192 x 28672 / 28672 x 4096: MXFP4 M = 16 51.0 / 52.3 / 31.3 -> 48.2 / 48.8 /
-  // 30.0, NVFP4 M = 16 57.5 / 58.4 / 35.6 -> 55.1 / 55.7 / 34.1, NVFP4 M = 1 46.6 / 47.0 / 29.0 -> 45.8 / 46.6 /
-  // 28.9; not taken: MXFP4 M = 1 (groups of 32) 42.0 / 42.2 / 26.3 -> 42.3 / 42.8 / 26.4, e4m3 channel M = 16
-  // 65.4 / 65.8 / 37.6 -> 66.9 / 65.8 / 37.9 (NOTES-wna16 run 21).
   static constexpr bool kFixOnActivations = HM_FIX_ON_ACT && Cfg::kSwapAB && !is_f16() &&
                                             Cfg::kWKind == kWeightFloat &&
                                             Cfg::kWBias != ActTraits<Act>::bias && kAccScale &&
                                             (NB == 2 || Cfg::kGS <= 16);
   static constexpr bool kFixInDequant =
       Cfg::kWKind == kWeightFloat && !kFixOnActivations && (!is_f16() || (Cfg::kSMode == kScaleGroup && !kAccScale));
-  // s8 codes straight into bf16 pairs where the MMAs wait for the dequant (the wgmma kernels and M > 16); the decode
-  // form streams its 8-bit weights at 83-90% of the roofline and keeps the f32 route, which timed as fast or
-  // faster there. H200, 2026-12-04 17:27, verified, us (f32 -> straight): 28672 x 8192 M = 64 84.3 -> 78.7-80.0,
-  // M = 1024 739 -> 706-735; decode M = 1 / 16 within +-0.7 (28672 x 4096 M = 16 37.5-37.6 -> 37.8-38.2).
   // The k16 steps one unscaled part sums (kAccScale): a group, or the warp's share of a stage inside one.
   static constexpr int kPartSteps = Cfg::kGS / 16 < Cfg::kKStepsPerWarp ? Cfg::kGS / 16 : Cfg::kKStepsPerWarp;
   // 4-bit codes with a constant zero, bf16, one token (M = 1), group scales on the partial sums: the operands stay
   // the magic read 128 + c (no paired FMA a pair) and each part's token-0 sums take -(128 + zero) x the activations'
-  // sum over the part, one warp reduction a part (take_zero_offset). The partial sums then carry 136 x sum(a),
-  // which cancels: ~5 of f32's 24 bits, inside bf16's own operand rounding. Not f16: its magic 1024 cancels ~8 bits
-  // more, and activations with a common offset (mean 4) then failed the tolerance on the H200 (2026-12-04 17:50),
-  // the tensor cores' f32 sums being truncated. H200, 2026-12-04 17:32, s4 g128 bf16, verified, us (the tuner's M <= 8 tile -> the
-  // one-token tile with this): 28672 x 8192 38.6-38.7 -> 37.9-38.2, 8192 x 28672 38.7-38.9 -> 37.7-37.9, 28672 x 4096
-  // 23.9-24.1 -> 23.2-23.4, 4096 x 14336 18.9-19.0 -> 18.3; the one-token tile without it 38.8 / 38.8 / 24.1 / 18.7.
+  // sum over the part (Terms::row0_sum, one warp reduction a part). The sums then carry 136 x sum(a), which
+  // cancels ~5 of f32's 24 bits, inside bf16's own operand rounding. s4 g128 M = 1 1.5-3.5% faster (H200, RESULTS.md
+  // 2026-12-04 17:05). Not f16: its magic 1024 cancels ~8 bits more, and activations with a common offset (mean 4)
+  // failed the tolerance there, the tensor cores' f32 sums being truncated.
   static constexpr bool kZeroOnSums = HM_ZERO_ON_SUMS && Cfg::kOneToken && kAccScale && !is_f16() &&
                                       Cfg::kWKind == kWeightInt && Cfg::kWBits == 4 && Cfg::kZMode == kZeroConst &&
                                       (kPartSteps == 4 || kPartSteps == 8);
+  // s8 codes straight into bf16 pairs (dequant::s8_bf16_pair) where the MMAs wait for the dequant, the wgmma
+  // kernels and M > 16: 28672 x 8192 M = 64 5-7% faster, M = 1024 1-4%. The decode form, which streams its 8-bit
+  // weights at 83-90% of the roofline, timed the same or slower with it and keeps the f32 route.
   static constexpr bool kS8Direct = HM_S8_BF16_DIRECT && !Cfg::kSwapAB;
   static constexpr bool kE2m1 = Cfg::kWKind == kWeightFloat && Cfg::kWBits == 4 && Cfg::kWE == 2 && Cfg::kWM == 1;
   // A warp's group scales and zero points, and the scales on partial sums (dequant/group_terms.cuh).
@@ -302,11 +294,11 @@ struct GemmDense {
         if (i == 0 || (ks * 16) % Cfg::kGS == 0) {
           if constexpr (kAccScale) {
             if (i > 0) {
-              if constexpr (kZeroOnSums) take_zero_offset(part, asum);
+              if constexpr (kZeroOnSums) Terms::take_zero_offset(part, asum);
               Terms::apply(acc, part, scale);
             }
             part.zero();
-            if constexpr (kZeroOnSums) asum = row0_sum(sA, ks, lane);
+            if constexpr (kZeroOnSums) asum = Terms::template row0_sum<kPartSteps>(sA, ks, lane);
           }
           Terms::load_scales(base, ks, wn, g, scale);
         }
@@ -352,44 +344,9 @@ struct GemmDense {
       }
     }
     if constexpr (kAccScale) {
-      if constexpr (kZeroOnSums) take_zero_offset(part, asum);
+      if constexpr (kZeroOnSums) Terms::take_zero_offset(part, asum);
       Terms::apply(acc, part, scale);
     }
-  }
-
-  // kZeroOnSums: token 0's activations summed over a part's k16 steps (row 0 of the stage's tile, k from ks * 16;
-  // each lane reads kPartSteps / 2 consecutive values, inside one 16-byte chunk), reduced over the warp in f32.
-  static HM_DEVICE float row0_sum(u32 sA, int ks, int lane) {
-    constexpr int PER = kPartSteps / 2;  // 16 * kPartSteps values over 32 lanes
-    const auto lo = [](u32 v) { return __uint_as_float(v << 16); };  // a bf16 pair's halves as f32
-    const auto hi = [](u32 v) { return __uint_as_float(v & 0xFFFF0000u); };
-    static_assert(PER == 2 || PER == 4, "kZeroOnSums sums parts of 4 or 8 k16 steps");
-    const int k = ks * 16 + lane * PER;
-    const u32 at = sA + mma::a_tile_offset<BK>(0, k / 8) + (k % 8) * 2;
-    float s;
-    if constexpr (PER == 4) {
-      const uint2 v = arch::lds64(at);
-      s = (lo(v.x) + hi(v.x)) + (lo(v.y) + hi(v.y));
-    } else {
-      const u32 v = arch::lds32(at);
-      s = lo(v) + hi(v);
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    return s;
-  }
-
-  // The operands were M + c (the magic integer read, no zero subtracted): token column 0's sums (elements 0 and 2 of
-  // each fragment, the only ones a one-token kernel stores) take -(M + zero) x its activation sum.
-  static HM_DEVICE void take_zero_offset(SwapAcc& part, float asum) {
-    const float off = -(dequant::magic_int_value(Act{}) + static_cast<float>(Cfg::kZConst)) * asum;
-#pragma unroll
-    for (int fn = 0; fn < FN; ++fn)
-#pragma unroll
-      for (int f = 0; f < 4; ++f) {
-        part.d[fn][f][0][0] += off;
-        part.d[fn][f][0][2] += off;
-      }
   }
 
   // Pair P of the sixteen operand pairs (eight B fragments) of one block, then the rest up to END

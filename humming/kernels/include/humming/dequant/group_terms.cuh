@@ -9,7 +9,9 @@
 #include <humming/arch/convert.cuh>
 #include <humming/arch/memory.cuh>
 #include <humming/dequant/scales.cuh>
+#include <humming/dequant/values.cuh>
 #include <humming/dequant/zeros.cuh>
+#include <humming/mma/fragments.cuh>
 
 namespace humming {
 namespace dequant {
@@ -44,6 +46,44 @@ struct GroupTerms {
     for (int fn = 0; fn < FN; ++fn)
       zero.template load<Cfg::kWBits>(arch::smem_u32(base + Stage::kZ) + (row * Stage::BN + (wn * FN + fn) * 64) * 2,
                                       g, fn);
+  }
+
+  // Token 0's activations summed over STEPS k16 steps from ks (row 0 of the stage's bf16 tile; each lane reads
+  // STEPS / 2 consecutive values, inside one 16-byte chunk), reduced over the warp in f32: what a one-token part
+  // whose operands kept the magic read owes its zero (GemmDense::kZeroOnSums).
+  template <int STEPS>
+  static HM_DEVICE float row0_sum(u32 sA, int ks, int lane) {
+    constexpr int PER = STEPS / 2;  // 16 * STEPS values over 32 lanes
+    static_assert(PER == 2 || PER == 4, "parts of 4 or 8 k16 steps");
+    const auto lo = [](u32 v) { return __uint_as_float(v << 16); };  // a bf16 pair's halves as f32
+    const auto hi = [](u32 v) { return __uint_as_float(v & 0xFFFF0000u); };
+    const int k = ks * 16 + lane * PER;
+    const u32 at = sA + mma::a_tile_offset<Stage::BK>(0, k / 8) + (k % 8) * 2;
+    float s;
+    if constexpr (PER == 4) {
+      const uint2 v = arch::lds64(at);
+      s = (lo(v.x) + hi(v.x)) + (lo(v.y) + hi(v.y));
+    } else {
+      const u32 v = arch::lds32(at);
+      s = lo(v) + hi(v);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    return s;
+  }
+
+  // The operands were M + c (the magic integer read, no zero subtracted): token column 0's sums (elements 0 and 2 of
+  // each fragment, the only ones a one-token kernel stores) take -(M + zero) x its activation sum.
+  template <class Part>
+  static HM_DEVICE void take_zero_offset(Part& part, float asum) {
+    const float off = -(magic_int_value(Act{}) + static_cast<float>(Cfg::kZConst)) * asum;
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+      for (int f = 0; f < 4; ++f) {
+        part.d[fn][f][0][0] += off;
+        part.d[fn][f][0][2] += off;
+      }
   }
 
   // acc += scale x part, swapped accumulators. A one-token kernel (Cfg::kOneToken, M = 1) scales only token column
