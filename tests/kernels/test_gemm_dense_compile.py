@@ -751,3 +751,44 @@ def test_one_token_s4_decode_takes_its_zero_on_the_partial_sums(tmp_path: Path) 
         fmas.append(sum(t.startswith("HFMA2") for t in loop))
     assert fmas[0] == 0, f"{fmas[0]} paired FMAs in the one-token loop"
     assert fmas[1] >= 128, f"the zero on every pair shows {fmas[1]} paired FMAs, not the 128 this test guards against"
+
+
+@pytest.mark.parametrize("preset, m, pair_muls", [
+    ("mxfp4", 16, 32),  # the fix on the activations: 2 n8 fragments x 2 registers x 8 k16 steps
+    ("nvfp4", 1, 16),  # groups of 16 at M = 1: 1 fragment x 2 registers x 8 k16 steps
+    ("mxfp4", 1, 128),  # groups of 32 at M = 1 keep the fix on the pairs (faster there): one HMUL2 a pair
+])
+def test_bf16_fp4_decode_fixes_its_exponent_on_the_activations_where_it_pays(preset: str, m: int, pair_muls: int,
+                                                                              tmp_path: Path) -> None:
+    # gemm_dense.cuh kFixOnActivations: e2m1 codes read into bf16 carry 2^-126; the swapped form multiplies its n8
+    # operands by 2^64 once a k16 step where the FMA pipe is loaded, instead of every weight pair by 2^126.
+    from conformance.sass import disassemble, mma_loop
+
+    if _nvdisasm() is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    spec = _h200_plan(m, 28672, 8192, presets.get(preset).weight).spec
+    counts = []
+    for defines in ("", "HM_FIX_ON_ACT=0"):
+        with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES=defines):
+            loop = mma_loop(disassemble(compile_spec(spec).binary))
+        assert any(t.startswith("HMMA") for t in loop), f"{defines or 'default'}: no decode loop found"
+        counts.append(sum(t.startswith("HMUL2") for t in loop))
+    assert counts[0] == pair_muls, f"{preset} M={m}: {counts[0]} HMUL2 in the loop, expected {pair_muls}"
+    assert counts[1] == 128, f"{preset} M={m}: the fix on every pair shows {counts[1]} HMUL2, not 128"
+
+
+def test_the_wgmma_kernels_read_s8_straight_into_bf16(tmp_path: Path) -> None:
+    # dequant::s8_bf16_pair: the wgmma kernels (M > 16) build s8 pairs in bf16 (LOP3, LOP3, HADD2), without the f32
+    # route's PRMT / FADD / F2FP; the decode form (M <= 16) keeps the f32 route.
+    from conformance.sass import disassemble, mma_loop
+
+    if _nvdisasm() is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    s8 = WeightFormat(dtypes.s8, ScaleSpec(Granularity.CHANNEL, dtypes.f32))
+    ops = {}
+    for m in (16, 64):
+        with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path)):
+            loop = mma_loop(disassemble(compile_spec(_h200_plan(m, 28672, 8192, s8).spec).binary))
+        ops[m] = sum(t.startswith("F2FP") for t in loop), sum(t.startswith("HADD2.BF16") for t in loop)
+    assert ops[64] == (0, 64), f"M = 64: (F2FP, HADD2.BF16) = {ops[64]}"
+    assert ops[16][0] == 64, f"M = 16: (F2FP, HADD2.BF16) = {ops[16]}"
