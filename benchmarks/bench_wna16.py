@@ -202,16 +202,21 @@ def unwarmed_then_warmed(timer: Timer, *measures: Callable[[Timer], float]) -> l
     return [max(c, measure(timer)) for c, measure in zip(cool, measures)]
 
 
-def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: Timer, *, sweep: bool,
-                 roof, results: list, baselines: dict, verify: bool = False) -> None:
-    import humming.ops as hg
-
+def bench_weights(fmt: WeightFormat, n: int, k: int, keep_q: bool):
+    """Random [n, k] weights quantized to ``fmt`` and packed for bf16, as every timed case makes them: (packed, the
+    quantized tensor when ``keep_q``, else None, freed before anything is timed)."""
     w = torch.randn(n, k, device="cuda")
     q = quantized.quantize(w, QuantFormat(fmt))
     del w
     pw = packing.pack(q, dtypes.bf16)
-    if not verify:
-        del q
+    return pw, (q if keep_q else None)
+
+
+def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: Timer, *, sweep: bool,
+                 roof, results: list, baselines: dict, verify: bool = False) -> None:
+    import humming.ops as hg
+
+    pw, q = bench_weights(fmt, n, k, verify)
     caps, tuner, sms = hg._device(0)
     for m in ms:
         x = torch.randn(m, k, device="cuda").to(torch.bfloat16)

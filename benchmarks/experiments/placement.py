@@ -17,22 +17,16 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from bench_wna16 import FORMATS, Timer, verified  # noqa: E402
+from bench_wna16 import FORMATS, Timer, bench_weights, verified  # noqa: E402
 
-from humming.core import dtypes, packing, quantized  # noqa: E402
-from humming.core.formats import QuantFormat  # noqa: E402
+from humming.core import dtypes  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
 
 
 def case(fmt, n: int, k: int, m: int, keep_q: bool, timer: Timer) -> str:
     import humming.ops as hg
 
-    w = torch.randn(n, k, device="cuda")
-    q = quantized.quantize(w, QuantFormat(fmt))
-    del w
-    pw = packing.pack(q, dtypes.bf16)
-    if not keep_q:
-        del q
+    pw, q = bench_weights(fmt, n, k, keep_q)
     caps, tuner, sms = hg._device(0)
     x = torch.randn(m, k, device="cuda").to(torch.bfloat16)
     out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
