@@ -26,6 +26,8 @@ ACTIVATIONS = (dtypes.f16, dtypes.bf16)
 _ACT_TAG = {dtypes.f16: "humming::f16_t", dtypes.bf16: "humming::bf16_t"}
 
 
+# WeightKind, ZeroMode and ScaleMode mirror the C++ enums of dequant/route.cuh, which also holds the routes the
+# kernel derives from them (scales on partial sums, where a float exponent fix goes, the zero on the sums).
 class WeightKind(enum.IntEnum):
     INT = 0  # unsigned code minus a zero point (signed codes are stored biased by 2^(b-1))
     FLOAT = 1  # sign, exponent, mantissa (eXmY)

@@ -1,0 +1,93 @@
+// humming/dequant/route.cuh -- which dequantisation route a dense kernel's configuration takes.
+//
+// The weight kinds, zero modes and scale modes the dense templates take (humming/kernels/gemm_dense.py mirrors
+// them), and, per configuration: whether group scales go onto f32 partial sums; where float weights' exponent fix
+// goes (every operand pair, the activations, or the f32 epilogue); whether a one-token kernel leaves the zero to the
+// partial sums; whether s8 codes go straight into bf16. Each choice says what it measured (benchmarks/RESULTS.md).
+// Cfg: a GemmDenseConfig (gemm_dense.cuh).
+#pragma once
+#include <humming/arch/types.cuh>
+
+// s8 codes into bf16: 1 = straight into bf16 pairs where kS8Direct (below) takes it (dequant::s8_bf16_pair), 0 =
+// through f32 everywhere (the form before 2026-12-04; timing only).
+#ifndef HM_S8_BF16_DIRECT
+#define HM_S8_BF16_DIRECT 1
+#endif
+// One-token 4-bit integer kernels: 1 = zero offsets on the partial sums (kZeroOnSums), 0 = on every pair.
+#ifndef HM_ZERO_ON_SUMS
+#define HM_ZERO_ON_SUMS 1
+#endif
+// bf16 float weights in the swapped form: 1 = the exponent fix on the activations once a k16 step where
+// kFixOnActivations (below) takes it, 0 = on every weight pair everywhere (the form before 2026-12-04; timing only).
+#ifndef HM_FIX_ON_ACT
+#define HM_FIX_ON_ACT 1
+#endif
+
+namespace humming {
+
+enum WeightKind : int { kWeightInt = 0, kWeightFloat = 1 };
+enum ZeroMode : int { kZeroConst = 0, kZeroGroup = 1 };
+enum ScaleMode : int { kScaleNone = 0, kScaleChannel = 1, kScaleGroup = 2 };
+
+namespace dequant {
+
+template <class Cfg>
+struct Route {
+  using Act = typename Cfg::Act;
+  static constexpr bool kF16 = ActTraits<Act>::mantissa == 10;
+  static constexpr int NB = Cfg::kSwapN8 > 0 ? Cfg::kSwapN8 : 1;  // n8 fragments of M in the swapped form
+
+  // Group scales applied to f32 partial sums once per group instead of to every operand pair: integer codes
+  // dequantise to the exact small integers c - z, float codes to their exact values (bf16) or to their values
+  // times a power of two (f16, below); a warp's k16 steps of a stage hold whole groups or lie inside one (their k
+  // range is aligned to its length); the swapped form has half the accumulators (one FFMA each per group part).
+  static constexpr bool kAccScale = Cfg::kSwapAB && Cfg::kSMode == kScaleGroup &&
+                                    ((Cfg::kKStepsPerWarp * 16) % Cfg::kGS == 0 || Cfg::kGS % (Cfg::kKStepsPerWarp * 16) == 0);
+
+  // Operand values of float weights carry 2^-(target bias - weight bias) unless fixed in the dequant: fixed for
+  // bf16 (whose tiny operands would make f32 products subnormal, which the tensor cores may flush) and for
+  // group scales multiplied into f16 operands (the product could underflow); otherwise the f32 epilogue takes
+  // the factor (f16 with group scales on the partial sums, channel scales or none), one multiply a pair less.
+  //
+  // bf16 in the swapped form with group scales on the partial sums may fix nothing a pair either: the n8 operands
+  // (the activations) take 2^kActShift once a k16 step, so that the products of the unfixed weights (e2m1's 0.5 is
+  // a bf16 subnormal) stay normal in f32, and the f32 epilogue takes 2^(127 - weight bias - kActShift). Exact for
+  // activations under 2^64; the sums carry 2^-62 (e2m1) to 2^-48 (e5m2), so results under ~2^-64 would lose bits
+  // (the fix on the pairs: under 2^-126). Taken where the group scales' FFMAs already load the FMA pipe, which the
+  // pairs' HMUL2 share (two n8 fragments of M, or groups of 16): MXFP4 / NVFP4 M = 16 4-7% faster, NVFP4 M = 1
+  // 1-2%; MXFP4 M = 1 and channel-scaled e4m3 lost 0.5-2% with it (H200, RESULTS.md 2026-12-04 17:07).
+  static constexpr int kActShift = 64;
+  static constexpr bool kFixOnActivations = HM_FIX_ON_ACT && Cfg::kSwapAB && !kF16 &&
+                                            Cfg::kWKind == kWeightFloat &&
+                                            Cfg::kWBias != ActTraits<Act>::bias && kAccScale &&
+                                            (NB == 2 || Cfg::kGS <= 16);
+  static constexpr bool kFixInDequant =
+      Cfg::kWKind == kWeightFloat && !kFixOnActivations && (!kF16 || (Cfg::kSMode == kScaleGroup && !kAccScale));
+  // The k16 steps one unscaled part sums (kAccScale): a group, or the warp's share of a stage inside one.
+  static constexpr int kPartSteps = Cfg::kGS / 16 < Cfg::kKStepsPerWarp ? Cfg::kGS / 16 : Cfg::kKStepsPerWarp;
+  // 4-bit codes with a constant zero, bf16, one token (M = 1), group scales on the partial sums: the operands stay
+  // the magic read 128 + c (no paired FMA a pair) and each part's token-0 sums take -(128 + zero) x the activations'
+  // sum over the part (GroupTerms::row0_sum, one warp reduction a part). The sums then carry 136 x sum(a), which
+  // cancels ~5 of f32's 24 bits, inside bf16's own operand rounding. s4 g128 M = 1 1.5-3.5% faster (H200, RESULTS.md
+  // 2026-12-04 17:07). Not f16: its magic 1024 cancels ~8 bits more, and activations with a common offset (mean 4)
+  // failed the tolerance there, the tensor cores' f32 sums being truncated.
+  static constexpr bool kZeroOnSums = HM_ZERO_ON_SUMS && Cfg::kOneToken && kAccScale && !kF16 &&
+                                      Cfg::kWKind == kWeightInt && Cfg::kWBits == 4 && Cfg::kZMode == kZeroConst &&
+                                      (kPartSteps == 4 || kPartSteps == 8);
+  // s8 codes straight into bf16 pairs (dequant::s8_bf16_pair) where the MMAs wait for the dequant, the wgmma
+  // kernels and M > 16: 28672 x 8192 M = 64 5-7% faster, M = 1024 1-4%. The decode form, which streams its 8-bit
+  // weights at 83-90% of the roofline, timed the same or slower with it and keeps the f32 route.
+  static constexpr bool kS8Direct = HM_S8_BF16_DIRECT && !Cfg::kSwapAB;
+  static constexpr bool kE2m1 = Cfg::kWKind == kWeightFloat && Cfg::kWBits == 4 && Cfg::kWE == 2 && Cfg::kWM == 1;
+
+  static HM_DEVICE float epilogue_fix() {
+    if constexpr (kFixOnActivations)
+      return __uint_as_float(static_cast<u32>(127 + ActTraits<Act>::bias - Cfg::kWBias - kActShift) << 23);
+    else if constexpr (Cfg::kWKind == kWeightFloat && !kFixInDequant)
+      return __uint_as_float(static_cast<u32>(127 + ActTraits<Act>::bias - Cfg::kWBias) << 23);
+    return 1.0f;
+  }
+};
+
+}  // namespace dequant
+}  // namespace humming
