@@ -310,7 +310,7 @@ struct GemmDense {
           v = dequant::int4_pair<P>(act, w, masks, z.lo[fn][j]);
         } else if constexpr (B == 8 && is_f16()) {
           v = dequant::int8_f16_pair<P>(w, masks, z.lo[fn][j]);
-        } else if constexpr (B == 8 && !is_f16() && Cfg::kZMode == kZeroConst && Cfg::kZConst == 128 && kS8Direct) {
+        } else if constexpr (kS8Direct) {
           v = dequant::s8_bf16_pair<P>(w, masks);
         } else if constexpr (B == 8 && !is_f16()) {
           v = dequant::int8_bf16_pair<P>(w, z.f[fn][j]);

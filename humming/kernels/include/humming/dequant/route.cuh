@@ -77,7 +77,8 @@ struct Route {
   // s8 codes straight into bf16 pairs (dequant::s8_bf16_pair) where the MMAs wait for the dequant, the wgmma
   // kernels and M > 16: 28672 x 8192 M = 64 5-7% faster, M = 1024 1-4%. The decode form, which streams its 8-bit
   // weights at 83-90% of the roofline, timed the same or slower with it and keeps the f32 route.
-  static constexpr bool kS8Direct = HM_S8_BF16_DIRECT && !Cfg::kSwapAB;
+  static constexpr bool kS8Direct = HM_S8_BF16_DIRECT && !Cfg::kSwapAB && !kF16 && Cfg::kWKind == kWeightInt &&
+                                    Cfg::kWBits == 8 && Cfg::kZMode == kZeroConst && Cfg::kZConst == 128;
   static constexpr bool kE2m1 = Cfg::kWKind == kWeightFloat && Cfg::kWBits == 4 && Cfg::kWE == 2 && Cfg::kWM == 1;
 
   static HM_DEVICE float epilogue_fix() {
