@@ -251,7 +251,9 @@ struct GemmDense {
       if constexpr (kFixOnActivations) {
         constexpr u32 kShift2 = (static_cast<u32>(127 + kActShift) << 7) * 0x00010001u;  // 2^kActShift, a bf16 pair
 #pragma unroll
-        for (int h = 0; h < NB; ++h) x[h][0] = arch::mul2(Act{}, x[h][0], kShift2), x[h][1] = arch::mul2(Act{}, x[h][1], kShift2);
+        for (int h = 0; h < NB; ++h)
+#pragma unroll
+          for (int r = 0; r < 2; ++r) x[h][r] = arch::mul2(Act{}, x[h][r], kShift2);
       }
 #pragma unroll
       for (int fm = 0; fm < (Cfg::kSwapAB ? 0 : FM); ++fm) mma::load_a<BK>(a[fm], sA, (wm * FM + fm) * 16, ks, lane);

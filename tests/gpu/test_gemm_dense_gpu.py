@@ -188,7 +188,7 @@ def test_split_tiles_spread_over_their_sharers_match_the_reference(m: int, sched
 
 
 # bf16 activations with group-scaled float weights at M = 9..16 (and M <= 8 with groups of 16) carry the weights'
-# exponent fix themselves (2^64 on the activations, the rest in the f32 epilogue; gemm_dense.cuh kFixOnActivations):
+# exponent fix themselves (2^64 on the activations, the rest in the f32 epilogue; dequant/route.cuh kFixOnActivations):
 # rows of activations from 2^-40 to 2^60 in magnitude stay within the tolerance, on the split-K shape and an odd one
 # (e2m1's 0.5 is a bf16 subnormal operand there). The channel-scaled formats fix every pair, the same range.
 @pytest.mark.parametrize("m", [1, 16])
@@ -199,7 +199,7 @@ def test_bf16_float_weights_take_activations_across_their_range(fmt_id: str, m: 
             _run(fmt_id, dtypes.bf16, m, shape, bias=shape != SPLIT_K_SHAPE, out=dtypes.bf16, row_exponents=(lo, hi))
 
 
-# s4 at M = 1 under bf16 takes its zero on the partial sums (gemm_dense.cuh kZeroOnSums: operands 128 + c, each
+# s4 at M = 1 under bf16 takes its zero on the partial sums (dequant/route.cuh kZeroOnSums: operands 128 + c, each
 # group's sum minus 136 x the activations' sum). Activations with a common offset (mean 4) are where that subtraction
 # cancels most; the results stay within the tolerance on the split-K shape, an odd one and a Stream-K one. f16 runs
 # the same cases on its own path (with the zero on the sums, magic 1024, it failed here: the sums cancel 8x deeper).

@@ -732,7 +732,7 @@ def test_the_wgmma_k_loops_keep_their_descriptors_in_uniform_registers(m: int, t
 
 def test_one_token_s4_decode_takes_its_zero_on_the_partial_sums(tmp_path: Path) -> None:
     # M = 1, s4 g128, bf16: the tuner takes the one-token tile, whose operands stay the magic read (128 + c) and whose
-    # partial sums take -136 x the activations' sum (gemm_dense.cuh kZeroOnSums): no paired FMA a weight pair in the
+    # partial sums take -136 x the activations' sum (dequant/route.cuh kZeroOnSums): no paired FMA a weight pair in the
     # loop, where HM_ZERO_ON_SUMS=0 has one for each of the stage's 128 pairs a warp. f16 (magic 1024: the sums cancel
     # too deeply) keeps the M <= 8 tile and the zero on the pairs.
     from conformance.sass import disassemble, mma_loop
@@ -760,7 +760,7 @@ def test_one_token_s4_decode_takes_its_zero_on_the_partial_sums(tmp_path: Path) 
 ])
 def test_bf16_fp4_decode_fixes_its_exponent_on_the_activations_where_it_pays(preset: str, m: int, pair_muls: int,
                                                                               tmp_path: Path) -> None:
-    # gemm_dense.cuh kFixOnActivations: e2m1 codes read into bf16 carry 2^-126; the swapped form multiplies its n8
+    # dequant/route.cuh kFixOnActivations: e2m1 codes read into bf16 carry 2^-126; the swapped form multiplies its n8
     # operands by 2^64 once a k16 step where the FMA pipe is loaded, instead of every weight pair by 2^126.
     from conformance.sass import disassemble, mma_loop
 

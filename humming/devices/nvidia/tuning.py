@@ -52,12 +52,12 @@ def _narrow(d: DecodeParams, act: DType) -> bool:
 def _one_token_pays(d: DecodeParams, act: DType) -> bool:
     """Formats whose M = 1 decode runs faster on the one-token tile: codes of at most 4 bits with group scales every 32
     k or fewer (MXFP4 g32, NVFP4 g16), whose scale multiplies on the seven unstored token columns go; and, under bf16
-    activations, 4-bit integer codes with a constant zero and groups of a multiple of 64 k (s4 g64 / g128), whose zero
-    then goes onto the partial sums instead of every operand pair (gemm_dense.cuh kZeroOnSums; f16's magic 1024 makes
-    the sums cancel too deeply for that)."""
+    activations, 4-bit integer codes with a constant zero and groups of 64 k or a multiple of 128 (s4 g64 / g128: a
+    group holds or lies inside the tile's 128 k a warp), whose zero then goes onto the partial sums instead of every
+    operand pair (dequant/route.cuh kZeroOnSums; f16's magic 1024 makes the sums cancel too deeply for that)."""
     small_groups = _narrow(d, act) and d.smode is ScaleMode.GROUP and 0 < d.gs <= 32
     zero_on_sums = (act == dtypes.bf16 and d.wbits == 4 and d.wkind is WeightKind.INT and d.zmode is ZeroMode.CONST
-                    and d.smode is ScaleMode.GROUP and d.gs % 64 == 0)
+                    and d.smode is ScaleMode.GROUP and (d.gs == 64 or d.gs % 128 == 0))
     return small_groups or zero_on_sums
 
 
@@ -118,8 +118,9 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # Under the tuner's own schedules (15:48): MXFP4 42.9 -> 42.0, 43.3 -> 42.3, 26.8 -> 26.0; NVFP4 48.1 -> 46.3,
     # 49.1 -> 47.0, 30.2 -> 29.0.
     # s4 with groups of 64 k or more (their scale multiplies are too few to pay for the tile alone) take it with the
-    # zero on the partial sums, H200 2026-12-04 17:32 (gemm_dense.cuh kZeroOnSums): 28672 x 8192 38.6-38.7 ->
-    # 37.9-38.2, 8192 x 28672 38.7-38.9 -> 37.7-37.9, 28672 x 4096 23.9-24.1 -> 23.2-23.4, 4096 x 14336 18.9-19.0 -> 18.3.
+    # zero on the partial sums, H200 2026-12-04 17:32 (dequant/route.cuh kZeroOnSums): 28672 x 8192 38.6-38.7 ->
+    # 37.9-38.2, 8192 x 28672 38.7-38.9 -> 37.7-37.9, 28672 x 4096 23.9-24.1 -> 23.2-23.4, 4096 x 14336 18.9-19.0 ->
+    # 18.3.
     TileRule(1, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1, one_token=1),
              "decode M = 1, scale groups <= 32 or s4 with groups of 64k: swapped operands, group scales (and a "
              "constant zero) on token column 0's sums alone, 128 columns, 2 CTAs per SM", _one_token_pays,
