@@ -55,17 +55,16 @@ struct GroupTerms {
   static HM_DEVICE float row0_sum(u32 sA, int ks, int lane) {
     constexpr int PER = STEPS / 2;  // 16 * STEPS values over 32 lanes
     static_assert(PER == 2 || PER == 4, "parts of 4 or 8 k16 steps");
-    const auto lo = [](u32 v) { return __uint_as_float(v << 16); };  // a bf16 pair's halves as f32
-    const auto hi = [](u32 v) { return __uint_as_float(v & 0xFFFF0000u); };
     const int k = ks * 16 + lane * PER;
     const u32 at = sA + mma::a_tile_offset<Stage::BK>(0, k / 8) + (k % 8) * 2;
     float s;
     if constexpr (PER == 4) {
       const uint2 v = arch::lds64(at);
-      s = (lo(v.x) + hi(v.x)) + (lo(v.y) + hi(v.y));
+      s = (arch::unpack_lo(bf16_t{}, v.x) + arch::unpack_hi(bf16_t{}, v.x)) +
+          (arch::unpack_lo(bf16_t{}, v.y) + arch::unpack_hi(bf16_t{}, v.y));
     } else {
       const u32 v = arch::lds32(at);
-      s = lo(v) + hi(v);
+      s = arch::unpack_lo(bf16_t{}, v) + arch::unpack_hi(bf16_t{}, v);
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);

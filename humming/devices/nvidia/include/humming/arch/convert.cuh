@@ -71,6 +71,8 @@ HM_DEVICE float unpack_lo(f16_t, u32 x) {
 }
 
 HM_DEVICE float unpack_lo(bf16_t, u32 x) { return __uint_as_float(x << 16); }
+// The high half of a bf16 pair as f32: its bits already sit where f32's do.
+HM_DEVICE float unpack_hi(bf16_t, u32 x) { return __uint_as_float(x & 0xFFFF0000u); }
 
 // f32 from a 16-bit pattern in the low half.
 HM_DEVICE float to_f32(f16_t t, u32 x) { return unpack_lo(t, x); }
