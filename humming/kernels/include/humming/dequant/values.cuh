@@ -54,18 +54,19 @@ HM_DEVICE Masks pinned_masks(Act act, u32 zero) {
                0x007F007Fu | zero, 0x00800080u | zero, 0xC380C380u | zero};
 }
 
-// 4-bit codes, any activation type: pair P of the single plane, (c - z) exact.
-template <int P, class Act>
-HM_DEVICE u32 int4_pair(Act act, const u32 (&w)[4], const Masks& m, u32 negz) {
-  const u32 x = ((w[P / 4] >> (4 * (P % 4))) & m.nib_lo) | m.magic;
-  if constexpr (HM_NO_ZERO_SUB != 0) return x;
-  return arch::fma2(act, x, arch::one2(act), negz);
-}
-
-// 4-bit codes, bf16: pair P of the single plane read as 128 + c, the zero left to the partial sums (kZeroOnSums).
+// 4-bit codes: pair P of the single plane as the magic read M + c (M the masks' activation type's magic), the
+// zero not yet subtracted; on its own where the zero goes onto the partial sums (kZeroOnSums).
 template <int P>
 HM_DEVICE u32 int4_magic_pair(const u32 (&w)[4], const Masks& m) {
   return ((w[P / 4] >> (4 * (P % 4))) & m.nib_lo) | m.magic;
+}
+
+// 4-bit codes, any activation type: pair P of the single plane, (c - z) exact.
+template <int P, class Act>
+HM_DEVICE u32 int4_pair(Act act, const u32 (&w)[4], const Masks& m, u32 negz) {
+  const u32 x = int4_magic_pair<P>(w, m);
+  if constexpr (HM_NO_ZERO_SUB != 0) return x;
+  return arch::fma2(act, x, arch::one2(act), negz);
 }
 
 // 8-bit codes into f16: pair P, (c - z) exact.
