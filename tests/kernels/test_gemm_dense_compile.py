@@ -709,20 +709,25 @@ def test_a_plan_launched_for_another_m_is_refused_before_anything_compiles() -> 
                   256, 512, plan)
 
 
-@pytest.mark.parametrize("m", [64, 1024])
-def test_the_wgmma_k_loops_keep_their_descriptors_in_uniform_registers(m: int, tmp_path: Path) -> None:
-    # With a warp index ptxas cannot prove warp-uniform, the k-loop moved every wgmma descriptor into uniform
-    # registers before each wgmma (32 R2UR a stage at M = 64: 4-7% slower on the H200, RESULTS 2026-12-04 15:25).
+def _hot_loop(spec: GemmDenseSpec, tmp_path: Path, defines: str = "") -> list[str]:
+    """The hot loop (conformance.sass.mma_loop) of ``spec`` compiled with ``defines``; skips without nvdisasm."""
     from conformance.sass import disassemble, mma_loop
 
     if _nvdisasm() is None:
         pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES=defines):
+        return mma_loop(disassemble(compile_spec(spec).binary))
+
+
+@pytest.mark.parametrize("m", [64, 1024])
+def test_the_wgmma_k_loops_keep_their_descriptors_in_uniform_registers(m: int, tmp_path: Path) -> None:
+    # With a warp index ptxas cannot prove warp-uniform, the k-loop moved every wgmma descriptor into uniform
+    # registers before each wgmma (32 R2UR a stage at M = 64: 4-7% slower on the H200, RESULTS 2026-12-04 15:25).
     spec = _h200_plan(m, 28672, 8192).spec
     builds = ("", "HM_UNIFORM_WARP=0") if m == 64 else ("",)
     counts = []
     for defines in builds:
-        with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES=defines):
-            loop = mma_loop(disassemble(compile_spec(spec).binary))
+        loop = _hot_loop(spec, tmp_path, defines)
         assert any(t.startswith("HGMMA") for t in loop), f"{defines or 'default'}: no wgmma loop found"
         counts.append(sum(t.startswith("R2UR") for t in loop))
     assert counts[0] == 0, f"M={m}: {counts[0]} R2UR in the k-loop"
@@ -735,18 +740,13 @@ def test_one_token_s4_decode_takes_its_zero_on_the_partial_sums(tmp_path: Path) 
     # partial sums take -136 x the activations' sum (dequant/route.cuh kZeroOnSums): no paired FMA a weight pair in the
     # loop, where HM_ZERO_ON_SUMS=0 has one for each of the stage's 128 pairs a warp. f16 (magic 1024: the sums cancel
     # too deeply) keeps the M <= 8 tile and the zero on the pairs.
-    from conformance.sass import disassemble, mma_loop
-
-    if _nvdisasm() is None:
-        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
     f16 = tuning.TUNER.plan(GemmProblem(1, 28672, 8192, W4, dtypes.f16, dtypes.f16), archs.capabilities("sm_90a"), 132)
     assert f16.spec.one_token == 0, f16.explain()
     plan = _h200_plan(1, 28672, 8192)
     assert plan.spec.one_token == 1, plan.explain()
     fmas = []
     for defines in ("", "HM_ZERO_ON_SUMS=0"):
-        with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES=defines):
-            loop = mma_loop(disassemble(compile_spec(plan.spec).binary))
+        loop = _hot_loop(plan.spec, tmp_path, defines)
         assert sum(t.startswith("HMMA") for t in loop) == 32, f"{defines or 'default'}: not the decode loop"
         fmas.append(sum(t.startswith("HFMA2") for t in loop))
     assert fmas[0] == 0, f"{fmas[0]} paired FMAs in the one-token loop"
@@ -762,15 +762,10 @@ def test_bf16_fp4_decode_fixes_its_exponent_on_the_activations_where_it_pays(pre
                                                                               tmp_path: Path) -> None:
     # dequant/route.cuh kFixOnActivations: e2m1 codes read into bf16 carry 2^-126; the swapped form multiplies its n8
     # operands by 2^64 once a k16 step where the FMA pipe is loaded, instead of every weight pair by 2^126.
-    from conformance.sass import disassemble, mma_loop
-
-    if _nvdisasm() is None:
-        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
     spec = _h200_plan(m, 28672, 8192, presets.get(preset).weight).spec
     counts = []
     for defines in ("", "HM_FIX_ON_ACT=0"):
-        with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES=defines):
-            loop = mma_loop(disassemble(compile_spec(spec).binary))
+        loop = _hot_loop(spec, tmp_path, defines)
         assert any(t.startswith("HMMA") for t in loop), f"{defines or 'default'}: no decode loop found"
         counts.append(sum(t.startswith("HMUL2") for t in loop))
     assert counts[0] == pair_muls, f"{preset} M={m}: {counts[0]} HMUL2 in the loop, expected {pair_muls}"
@@ -780,15 +775,10 @@ def test_bf16_fp4_decode_fixes_its_exponent_on_the_activations_where_it_pays(pre
 def test_the_wgmma_kernels_read_s8_straight_into_bf16(tmp_path: Path) -> None:
     # dequant::s8_bf16_pair: the wgmma kernels (M > 16) build s8 pairs in bf16 (LOP3, LOP3, HADD2), without the f32
     # route's PRMT / FADD / F2FP; the decode form (M <= 16) keeps the f32 route.
-    from conformance.sass import disassemble, mma_loop
-
-    if _nvdisasm() is None:
-        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
     s8 = WeightFormat(dtypes.s8, ScaleSpec(Granularity.CHANNEL, dtypes.f32))
     ops = {}
     for m in (16, 64):
-        with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path)):
-            loop = mma_loop(disassemble(compile_spec(_h200_plan(m, 28672, 8192, s8).spec).binary))
+        loop = _hot_loop(_h200_plan(m, 28672, 8192, s8).spec, tmp_path)
         ops[m] = sum(t.startswith("F2FP") for t in loop), sum(t.startswith("HADD2.BF16") for t in loop)
     assert ops[64] == (0, 64), f"M = 64: (F2FP, HADD2.BF16) = {ops[64]}"
     assert ops[16][0] == 64, f"M = 16: (F2FP, HADD2.BF16) = {ops[16]}"
