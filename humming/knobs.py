@@ -72,6 +72,10 @@ disable_plugin_autoload: Knob[bool] = Knob(
 )
 strict_plugins: Knob[bool] = Knob("HUMMING_STRICT_PLUGINS", _parse_bool, False, "a broken device plugin raises instead of being reported")
 trace_plugins: Knob[bool] = Knob("HUMMING_TRACE_PLUGINS", _parse_bool, False, "log every plugin hook call")
+programmatic_launch: Knob[bool] = Knob(
+    "HUMMING_PDL", _parse_bool, True,
+    "launch GEMMs with programmatic dependent launch where the device has it: a GEMM may start while the kernel "
+    "before it finishes")
 progress: Knob[bool] = Knob("HUMMING_PROGRESS", _parse_bool, True, "show a progress bar for long compiles and conformance runs")
 kernel_defines: Knob[tuple[str, ...]] = Knob(
     "HUMMING_KERNEL_DEFINES", _parse_list, (),

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from humming import knobs
 from humming.capabilities.model import DeviceCapabilities
 from humming.core import dtypes
 from humming.core.dtypes import DType
@@ -165,6 +166,14 @@ def _workspace(device: int, stream: int, floats: int, counters: int,
     return ws, cnt
 
 
+def _programmatic(device: int, kernel: Any) -> bool:
+    """Whether to launch ``kernel`` programmatically (it may start while the kernel before it finishes and waits for
+    it in the kernel: arch/grid_dependency.cuh): the device has it (memory.programmatic_launch), the kernel was built
+    to wait (its exported waits_for_prior_grids), and HUMMING_PDL leaves it on."""
+    return (bool(kernel.exports.get("waits_for_prior_grids")) and _device(device)[0].memory.programmatic_launch is True
+            and knobs.programmatic_launch.get())
+
+
 @functools.lru_cache(maxsize=256)
 def _format(text: str) -> WeightFormat:
     return WeightFormat.from_dict(json.loads(text))
@@ -197,7 +206,7 @@ def launch(out: torch.Tensor, x2: torch.Tensor, data: torch.Tensor, scales: torc
     kernel.launch(plan.grid, plan.block, plan.smem,
                   (x2, data, scales, zeros, chscale, gscale, bias, out, ws, cnt,
                    m, n, k, x2.stride(0), out.stride(0), nb64, k_pad, m_tiles, n_tiles, *plan.spec.launch_extras(x2)),
-                  cooperative=plan.cooperative)
+                  cooperative=plan.cooperative, programmatic=_programmatic(device, kernel))
     return plan
 
 

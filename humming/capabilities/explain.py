@@ -55,7 +55,8 @@ def catalog_rows(catalog: Sequence[DeviceCapabilities], plugin_of: dict[str, str
     for caps in catalog:
         features = [n for n, v in (("ldmatrix", caps.memory.ldmatrix), ("cp.async", caps.memory.cp_async),
                                    ("tma", caps.memory.bulk_tensor_copy), ("clusters", caps.memory.clusters),
-                                   ("setmaxnreg", caps.memory.setmaxnreg), ("tmem", caps.memory.tensor_memory)) if v]
+                                   ("setmaxnreg", caps.memory.setmaxnreg), ("tmem", caps.memory.tensor_memory),
+                                   ("pdl", caps.memory.programmatic_launch)) if v]
         rows.append([
             caps.target.arch + (" (preview)" if caps.preview else ""),
             caps.name,

@@ -149,6 +149,7 @@ class MemoryFeatures:
     clusters: bool | None = None  # thread-block clusters and distributed shared memory
     max_cluster_size: int | None = None  # portable cluster size limit
     setmaxnreg: bool | None = None  # register reallocation between warpgroups (sm_90a, sm_100a ...)
+    programmatic_launch: bool | None = None  # griddepcontrol: a grid starts while the one before it finishes (sm_90+)
     tensor_memory: bool | None = None  # TMEM accumulators (tcgen05)
     tensor_memory_bytes: int | None = None  # TMEM per SM
 

@@ -6,7 +6,7 @@ The API::
     k.resources                         # KernelResources: registers, spills, stack, static smem, param layout
     k.exports                           # {"smem_bytes": 65536, ...}: constants the unit exported
     k.prepare()                         # load on the current device, opt in to its smem (the first launch does it)
-    k.launch(grid, block, smem, args, stream=None, cluster=None, cooperative=False)
+    k.launch(grid, block, smem, args, stream=None, cluster=None, cooperative=False, programmatic=False)
 
 ``grid``/``block``/``cluster`` are an int or a tuple of up to three; ``smem`` None means the exported
 ``smem_bytes`` (0 without one). ``args`` follow the kernel's parameters, whose sizes come from the cubin: a
@@ -14,10 +14,13 @@ tensor (or anything with ``data_ptr()``) or None fills a pointer; an int any int
 f64 slot by its size; ``bytes`` a by-value struct of exactly its size (a TMA descriptor). The launch goes on
 torch's current CUDA stream for the current device unless ``stream`` is given, so it is captured by CUDA graphs.
 ``cooperative`` asks the driver to run every CTA at once or refuse the launch (CTAs that wait for one another).
+``programmatic`` lets the grid start while the previous kernel in the stream finishes (programmatic dependent
+launch); only for a kernel that waits for it before touching what that kernel may touch (arch/grid_dependency.cuh).
 
 Host cost: loading, the smem opt-in and the argument layout are settled once (per device, per argument
 types); a launch then packs the values with one ``struct.pack_into`` into a buffer whose parameter pointers
-are prepared, and makes one driver call (cuLaunchKernel, or cuLaunchKernelEx for a cluster or a cooperative launch).
+are prepared, and makes one driver call (cuLaunchKernel, or cuLaunchKernelEx for a cluster, a cooperative or a
+programmatic launch).
 Prepare a kernel before capturing it in a graph: loading a module is not a stream operation.
 """
 
@@ -326,9 +329,10 @@ class CompiledKernel:
 
     # ---- launching -----------------------------------------------------------------------------------------
     def launch(self, grid: Dims, block: Dims, smem: int | None = None, args: Sequence[Any] = (),
-               stream: Any = None, cluster: Dims | None = None, cooperative: bool = False) -> None:
+               stream: Any = None, cluster: Dims | None = None, cooperative: bool = False,
+               programmatic: bool = False) -> None:
         """Launch on ``stream`` (default: torch's current stream of the current device); ``cooperative``: all CTAs
-        resident at once, or a LaunchError."""
+        resident at once, or a LaunchError; ``programmatic``: may overlap the previous kernel in the stream."""
         current_device, raw_stream = _torch_hooks()
         device = current_device()
         state = self._states.get(device) or self._state(device)
@@ -346,18 +350,19 @@ class CompiledKernel:
         drv = _driver()
         with self._lock:  # the buffer is shared; the driver copies the values during the call
             packer.pack(args)
-            if cluster is None and not cooperative:
+            if cluster is None and not cooperative and not programmatic:
                 result = drv.cuLaunchKernel(state.function, gx, gy, gz, bx, by, bz, smem, handle, packer.address, 0)
             else:
-                config = self._config(state, (gx, gy, gz), (bx, by, bz), smem, cluster, cooperative)
+                config = self._config(state, (gx, gy, gz), (bx, by, bz), smem, cluster, cooperative, programmatic)
                 config.hStream = handle
                 result = drv.cuLaunchKernelEx(config, state.function, packer.address, 0)
         if result[0]:
-            raise LaunchError(self._launch_message(result[0], (gx, gy, gz), (bx, by, bz), smem, cluster, cooperative))
+            raise LaunchError(self._launch_message(result[0], (gx, gy, gz), (bx, by, bz), smem, cluster, cooperative,
+                                                   programmatic))
 
     def _config(self, state: _DeviceState, grid: tuple[int, int, int], block: tuple[int, int, int], smem: int,
-                cluster: Dims | None, cooperative: bool) -> Any:
-        key = (grid, block, smem, cluster, cooperative)
+                cluster: Dims | None, cooperative: bool, programmatic: bool = False) -> Any:
+        key = (grid, block, smem, cluster, cooperative, programmatic)
         config = state.configs.get(key)
         if config is not None:
             return config
@@ -379,6 +384,11 @@ class CompiledKernel:
             attribute = drv.CUlaunchAttribute()
             attribute.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
             attribute.value.cooperative = 1
+            attributes.append(attribute)
+        if programmatic:
+            attribute = drv.CUlaunchAttribute()
+            attribute.id = drv.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+            attribute.value.programmaticStreamSerializationAllowed = 1
             attributes.append(attribute)
         config = drv.CUlaunchConfig()
         config.gridDimX, config.gridDimY, config.gridDimZ = grid
@@ -402,10 +412,11 @@ class CompiledKernel:
                                    alternatives=["launch without cluster="])
 
     def _launch_message(self, code: Any, grid: tuple, block: tuple, smem: int, cluster: Dims | None,
-                        cooperative: bool = False) -> str:
+                        cooperative: bool = False, programmatic: bool = False) -> str:
         name = _error_name(code)
         text = (f"launching {self.function} failed: {name} (grid {grid}, block {block}, {smem} bytes of dynamic "
-                f"smem{'' if cluster is None else f', cluster {cluster}'}{', cooperative' if cooperative else ''})")
+                f"smem{'' if cluster is None else f', cluster {cluster}'}{', cooperative' if cooperative else ''}"
+                f"{', programmatic' if programmatic else ''})")
         res = self.resources
         if name == "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES":
             threads = block[0] * block[1] * block[2]

@@ -343,7 +343,10 @@ class GemmDenseSpec(KernelSpec):
         return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kCtaThreads", "block_m": f"{cfg}::kBM",
                 "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK",
                 "scales_on_sums": f"(humming::GemmDense<{cfg}>::kAccScale ? 1 : 0)",
-                "spreads_split_tiles": f"({self.kernel_struct}<{cfg}>::kSpreadsSplitTiles ? 1 : 0)"}
+                "spreads_split_tiles": f"({self.kernel_struct}<{cfg}>::kSpreadsSplitTiles ? 1 : 0)",
+                # 1 where the kernel waits for the previous grid before touching memory it may share
+                # (arch/grid_dependency.cuh): only such a kernel may be launched programmatically (ops.launch)
+                "waits_for_prior_grids": "HM_GRID_DEPENDENCY"}
 
     def check_compiled(self, kernel: CompiledKernel) -> None:
         # A plan launches cooperatively by spreads_split_tiles(); a kernel that spread without it could hang.

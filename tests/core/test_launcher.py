@@ -229,6 +229,21 @@ def test_a_cluster_launch_goes_through_launch_kernel_ex_with_the_cluster_attribu
         kernel.launch((4, 2), 128, 0, args, cluster=3)
 
 
+def test_a_programmatic_launch_carries_the_stream_serialization_attribute_beside_the_cooperative_one(driven):
+    kernel, drv = driven(ToyAxpySpec(target=SM90, block=128))
+    args = (FakeTensor(16), FakeTensor(32), FakeTensor(48), 1.0, 10)
+    kernel.launch(4, 128, 0, args, programmatic=True)
+    kernel.launch(4, 128, 0, args, cooperative=True, programmatic=True)
+    kernel.launch(4, 128, 0, args)
+    ex = [a[0] for n, a in drv.calls if n == "cuLaunchKernelEx"]
+    ids = drv.CUlaunchAttributeID
+    assert [[c.attrs[i].id for i in range(c.numAttrs)] for c in ex] == [
+        [ids.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION],
+        [ids.CU_LAUNCH_ATTRIBUTE_COOPERATIVE, ids.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION]]
+    assert ex[0].attrs[0].value.programmaticStreamSerializationAllowed == 1
+    assert drv.names().count("cuLaunchKernel") == 1  # without either: the plain call
+
+
 def test_a_cluster_on_a_target_without_clusters_is_unsupported(driven):
     kernel, _ = driven(ToyAxpySpec(target=SM80, block=128))
     with pytest.raises(UnsupportedError, match="has no thread-block clusters"):

@@ -248,6 +248,61 @@ def test_public_gemm_handles_leading_dims_bias_and_cuda_graphs(lead: tuple[int, 
     assert torch.equal(static_y, again), "a graph replay differs from an eager call on the same input"
 
 
+@pytest.mark.parametrize("m", [1, 16, 64, 300])
+def test_a_chain_launched_programmatically_reads_each_input_after_it_is_written(m: int) -> None:
+    # With programmatic dependent launch (HUMMING_PDL, where the device has it) each GEMM may start while the one
+    # before it still runs, and must wait for it before reading its output (arch/grid_dependency.cuh). A chain of
+    # twelve layers, each reading the previous one's output with no other kernel between, gives bit for bit what it
+    # gives launched plainly (the kernels are deterministic), eager (five times) and replayed from a CUDA graph.
+    import humming.ops as hg
+    from humming import knobs
+    from humming.core.build import compile_spec
+    from humming.core.problem import GemmProblem
+
+    fmt, n = FORMATS["s4_g128"], 2048
+    gen = torch.Generator(device="cuda")
+    gen.seed()
+    seed = gen.initial_seed()
+    qs = [quantized.quantize(torch.randn(n, n, device="cuda", generator=gen) / n**0.5, QuantFormat(fmt))
+          for _ in range(12)]
+    pws = [packing.pack(q, dtypes.bf16) for q in qs]
+    x = torch.randn(m, n, device="cuda", generator=gen).to(torch.bfloat16)
+
+    def chain(src: torch.Tensor) -> list[torch.Tensor]:
+        outs = []
+        for pw in pws:
+            src = hg.gemm(src, pw)
+            outs.append(src)
+        return outs
+
+    device = torch.cuda.current_device()
+    caps = hg._device(device)[0]
+    kernel = compile_spec(hg.plan_for(GemmProblem(m, n, n, fmt, dtypes.bf16, dtypes.bf16), device).spec)
+    with knobs.scope(HUMMING_PDL=False):
+        assert not hg._programmatic(device, kernel)
+        plain = chain(x)
+    torch.cuda.synchronize()
+    ref = reference.reference_gemm(x, qs[0])
+    xd, wd = reference.reference_operands(x, qs[0])
+    tolerances.check(plain[0], ref, xd, wd, tolerances.tolerance(dtypes.bf16, fmt.dtype, dtypes.bf16))
+    with knobs.scope(HUMMING_PDL=True):
+        assert hg._programmatic(device, kernel) == bool(caps.memory.programmatic_launch)
+        for _ in range(5):
+            got = chain(x)
+            for i, (a, b) in enumerate(zip(got, plain)):
+                assert torch.equal(a, b), f"seed {seed} M={m}: layer {i} differs from the plain launches"
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = chain(x)
+    for _ in range(3):
+        for t in captured:
+            t.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        for i, (a, b) in enumerate(zip(captured, plain)):
+            assert torch.equal(a, b), f"seed {seed} M={m}: layer {i} of the graph differs from the plain launches"
+
+
 @pytest.mark.parametrize("m", [16, 300])
 def test_gemm_under_torch_compile(m: int) -> None:
     import humming.ops as hg

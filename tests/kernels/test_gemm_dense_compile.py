@@ -144,6 +144,44 @@ def test_every_uniform_register_the_kernels_read_is_written(compiled, tmp_path: 
         assert not missing, f"{spec.describe()}: reads UR{sorted(missing)} that nothing writes"
 
 
+#: SASS opcodes that read or write global memory (or ask the L2 about it), whatever their suffixes.
+GLOBAL_MEMORY_OPS = {"LDG", "STG", "LDGSTS", "ATOM", "ATOMG", "RED", "REDG", "LD", "ST", "CCTL", "UTMALDG", "UTMASTG",
+                     "UTMAPF", "UBLKCP", "UBLKPF"}
+
+
+def _opcodes(sass: str) -> list[str]:
+    """The base opcode of each instruction of a disassembly, in program order (predicates and suffixes dropped)."""
+    out = []
+    for line in sass.splitlines():
+        m = re.match(r"\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_]+)", line)
+        if m:
+            out.append(m.group(1))
+    return out
+
+
+def test_kernels_wait_for_the_grid_before_them_before_touching_global_memory(compiled, tmp_path: Path) -> None:
+    # A programmatic launch (ops.launch, HUMMING_PDL) starts a kernel while the one before it in the stream still
+    # runs: its first global access must come after griddepcontrol.wait (ACQBULK), and it lets the next grid launch
+    # (griddepcontrol.launch_dependents, PREEXIT). Targets without the instructions export 0 and are never launched
+    # that way.
+    tool = _nvdisasm()
+    if tool is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    waiting = set()
+    for i, (spec, kernel) in enumerate(compiled):
+        has = archs.capabilities(spec.target.arch).memory.programmatic_launch
+        assert kernel.exports["waits_for_prior_grids"] == int(bool(has)), spec.describe()
+        ops = _opcodes(_sass(tool, kernel.binary, tmp_path / f"g{i}.cubin"))
+        first = next(j for j, op in enumerate(ops) if op in GLOBAL_MEMORY_OPS)
+        if not has:
+            assert "ACQBULK" not in ops and "PREEXIT" not in ops, spec.describe()
+            continue
+        assert "ACQBULK" in ops[:first], f"{spec.describe()}: {ops[first]} before the wait"
+        assert "PREEXIT" in ops, spec.describe()
+        waiting.add(type(spec))
+    assert waiting >= {GemmDenseSpec, GemmDenseWgmmaSpec}
+
+
 def test_the_toolchain_refuses_such_an_nvrtc_for_a_direct_compile_too(monkeypatch) -> None:
     from humming.core.build import compile_source
     from humming.devices.nvidia import target as nvidia_target

@@ -213,11 +213,11 @@ def is_arch_specific(instruction: MmaInstruction) -> bool:
 # ---- features and limits ----------------------------------------------------------------------------------
 TURING_MEM = MemoryFeatures(ldmatrix=True, stmatrix=False, cp_async=False, bulk_copy=False, bulk_tensor_copy=False,
                             tma_multicast=False, clusters=False, setmaxnreg=False, tensor_memory=False,
-                            tensor_memory_bytes=0)
+                            tensor_memory_bytes=0, programmatic_launch=False)
 AMPERE_MEM = replace(TURING_MEM, cp_async=True)
 HOPPER_MEM = replace(AMPERE_MEM, stmatrix=True, bulk_copy=True, bulk_tensor_copy=True,
                      bulk_tensor_copy_name="cp.async.bulk.tensor", tma_multicast=True, clusters=True, max_cluster_size=8,
-                     setmaxnreg=True)
+                     setmaxnreg=True, programmatic_launch=True)
 # TMEM: 128 lanes x 512 columns x 4 bytes per SM (PTX ISA "Tensor Memory").
 BLACKWELL_MEM = replace(HOPPER_MEM, tensor_memory=True, tensor_memory_bytes=128 * 512 * 4)
 CLIENT_BLACKWELL_MEM = HOPPER_MEM  # sm_120a/121a: TMA and clusters, no TMEM

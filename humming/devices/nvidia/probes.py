@@ -392,6 +392,8 @@ FEATURE_PROBES: dict[str, str] = {
                      '"r"((unsigned)__cvta_generic_to_shared(&bar)), "h"((unsigned short)3) : "memory");',
     "clusters": 'unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); o[0] = r;',
     "setmaxnreg": 'asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");',
+    "programmatic_launch": 'asm volatile("griddepcontrol.wait;" ::: "memory"); '
+                           'asm volatile("griddepcontrol.launch_dependents;");',
     "tensor_memory": '__shared__ unsigned slot; asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 '
                      '[%0], 32;" :: "r"((unsigned)__cvta_generic_to_shared(&slot)));',
 }

@@ -156,17 +156,17 @@ def test_b300_int8_is_derivably_a_slow_fallback():
 
 
 # ---- memory features and limits (Programming Guide table; PTX ISA target notes) --------------------------------
-FEATURES = {  # arch: (ldmatrix, stmatrix, cp_async, tma, multicast, clusters, setmaxnreg, tmem)
-    "sm_75": (True, False, False, False, False, False, False, False),
-    "sm_80": (True, False, True, False, False, False, False, False),
-    "sm_86": (True, False, True, False, False, False, False, False),
-    "sm_89": (True, False, True, False, False, False, False, False),
-    "sm_90a": (True, True, True, True, True, True, True, False),
-    "sm_100a": (True, True, True, True, True, True, True, True),
-    "sm_103a": (True, True, True, True, True, True, True, True),
-    "sm_110a": (True, True, True, True, True, True, True, True),
-    "sm_120a": (True, True, True, True, True, True, True, False),
-    "sm_121a": (True, True, True, True, True, True, True, False),
+FEATURES = {  # arch: (ldmatrix, stmatrix, cp_async, tma, multicast, clusters, setmaxnreg, tmem, griddepcontrol)
+    "sm_75": (True, False, False, False, False, False, False, False, False),
+    "sm_80": (True, False, True, False, False, False, False, False, False),
+    "sm_86": (True, False, True, False, False, False, False, False, False),
+    "sm_89": (True, False, True, False, False, False, False, False, False),
+    "sm_90a": (True, True, True, True, True, True, True, False, True),
+    "sm_100a": (True, True, True, True, True, True, True, True, True),
+    "sm_103a": (True, True, True, True, True, True, True, True, True),
+    "sm_110a": (True, True, True, True, True, True, True, True, True),
+    "sm_120a": (True, True, True, True, True, True, True, False, True),
+    "sm_121a": (True, True, True, True, True, True, True, False, True),
 }
 
 
@@ -174,7 +174,7 @@ FEATURES = {  # arch: (ldmatrix, stmatrix, cp_async, tma, multicast, clusters, s
 def test_memory_features(arch):
     m = T[arch].memory
     got = (m.ldmatrix, m.stmatrix, m.cp_async, m.bulk_tensor_copy, m.tma_multicast, m.clusters, m.setmaxnreg,
-           m.tensor_memory)
+           m.tensor_memory, m.programmatic_launch)
     assert got == FEATURES[arch]
 
 

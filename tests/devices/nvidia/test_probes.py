@@ -146,7 +146,7 @@ def test_no_form_declared_elsewhere_compiles_where_it_is_not_declared(arch):
 
 # ---- memory features ---------------------------------------------------------------------------------------------
 FLAGS = ("ldmatrix", "stmatrix", "cp_async", "bulk_tensor_copy", "tma_multicast", "clusters", "setmaxnreg",
-         "tensor_memory")
+         "tensor_memory", "programmatic_launch")
 
 
 @pytest.mark.parametrize("arch", [buildable(a) for a in T])

@@ -10,6 +10,7 @@
 // (which reads the accumulators) sits inside the k-loop: ptxas serialises every wgmma otherwise (C7518).
 #pragma once
 #include <humming/arch/bulk.cuh>
+#include <humming/arch/grid_dependency.cuh>
 #include <humming/arch/memory.cuh>
 #include <humming/arch/types.cuh>
 #include <humming/scheduler/stream_k.cuh>
@@ -61,6 +62,8 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
     }
   }
   __syncthreads();  // the barriers are initialised before either side uses them (the last CTA-wide barrier)
+  arch::wait_prior_grids();  // activations, workspace and output may be the previous grid's (grid_dependency.cuh)
+  arch::release_dependent_grids();
 
   if (tid >= Cfg::kThreads) {  // the producer's warps
     Cfg::producer_registers();
@@ -169,6 +172,12 @@ HM_DEVICE void pipeline_all_threads(const Args& p, char* smem) {
   ld.set_tile(p, l_tile);
   long long l_it = begin;
   int l_stage = 0;
+  // The activations, the workspace and the output may be the previous grid's: wait for it before the first load
+  // (a programmatic launch starts this grid while it finishes; arch/grid_dependency.cuh). Weights issued before the
+  // wait lost (NOTES-wna16 run 22, experiments/wna16-weights-ahead.patch): as L2 prefetches everywhere, copied into
+  // shared memory at M = 16, and the copies would be right only where the grid before never writes them.
+  arch::wait_prior_grids();
+  arch::release_dependent_grids();
   // One commit group per call, empty past the end, so that cp_async_wait<D - 1> always means "stage ready".
   auto load_next = [&]() {
     if (l_it < end) {
