@@ -8,7 +8,10 @@ the problem must move (canonical weight codes, scales and zero points, activatio
 bytes_moved) over the device-to-device copy bandwidth measured at the start of the same run (read + written
 bytes over time), or the FLOPs over the bf16 rate cuBLAS reaches on 8192^3 in this run, whichever is larger.
 
-Columns: shape (N x K), M, format, humming us, % of roofline, x over cuBLAS bf16, cuBLAS us, FP8 us.
+Columns: shape (N x K), M, format, humming us, % of roofline, x over cuBLAS bf16, cuBLAS us, FP8 us. With --chain L,
+also each line as one of L consecutive layers over distinct weights in one graph (per layer, % of the roofline, and
+cuBLAS bf16 the same way): how a captured decode step runs them, each launch overlapping the end of the one before
+where the launch allows (programmatic dependent launch, docs/kernels.md).
 --sweep also times a few tile variants per (shape, M) and prints the fastest (to refresh the tuning table).
 """
 
@@ -118,6 +121,31 @@ class Timer:
         return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends))
 
 
+def chain_time(timer: Timer, fns: list[Callable[[], object]]) -> float:
+    """Per-layer median over ``timer.reps`` replays of one graph that runs every fn in turn (the L2 flushed before each
+    replay, as the timer does), after the timer's warm-up: how consecutive layers of a captured decode step run, each
+    launch overlapping the one before it where the launch allows (ops.launch's programmatic launch). Every fn has run
+    under ``timer`` on its stream already (its workspace exists there)."""
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=timer.stream):
+        for fn in fns:
+            fn()
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timer.warm_s:
+        timer._flush(0)
+        g.replay()
+        torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(timer.reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(timer.reps)]
+    for i in range(timer.reps):
+        timer._flush(i)
+        starts[i].record()
+        g.replay()
+        ends[i].record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends)) / len(fns)
+
+
 def replay_span(timer: Timer, fn: Callable[[], object], slots: torch.Tensor,
                 ctas: int = 0) -> tuple[float, float, dict[str, float]]:
     """Medians over ``timer.reps`` single replays of a graph of ``fn`` (L2 flushed before each, as the timer does):
@@ -213,10 +241,12 @@ def bench_weights(fmt: WeightFormat, n: int, k: int, keep_q: bool):
 
 
 def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: Timer, *, sweep: bool,
-                 roof, results: list, baselines: dict, verify: bool = False) -> None:
+                 roof, results: list, baselines: dict, verify: bool = False, chain: int = 0) -> None:
     import humming.ops as hg
 
     pw, q = bench_weights(fmt, n, k, verify)
+    # --chain: the other layers' weights (distinct, so that each layer reads its own cold)
+    others = [bench_weights(fmt, n, k, False)[0] for _ in range(chain - 1)] if chain > 1 else []
     caps, tuner, sms = hg._device(0)
     for m in ms:
         x = torch.randn(m, k, device="cuda").to(torch.bfloat16)
@@ -255,12 +285,20 @@ def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: 
                 best = (us, plan)
         if chosen is None:
             continue
+        chained = None
+        if others:
+            outs = [torch.empty_like(out) for _ in others]
+            fns = [(lambda w, o: (lambda: hg.launch(o, x, w.data, w.scales, w.zeros, w.chscale, w.gscale, None, fmt,
+                                                     n, k, plans[0])))(w, o) for w, o in zip([pw, *others], [out, *outs])]
+            chained = chain_time(timer, fns)
         base = baselines.get((n, k, m), {})
         floor = roof(problem)
         row = {"shape": f"{n}x{k}", "m": m, "format": fmt.describe(), "us": chosen, "roof_us": floor,
                "pct_roof": 100 * floor / chosen, "cublas_us": base.get("cublas"), "fp8_us": base.get("fp8"),
                "x_cublas": (base["cublas"] / chosen) if base.get("cublas") else None,
                "tile": plans[0].spec.tile.describe(), "schedule": plans[0].schedule, "verified": checked}
+        if chained is not None:
+            row.update(chain_us=chained, chain_pct_roof=100 * floor / chained, cublas_chain_us=base.get("cublas_chain"))
         if sweep and best is not None:
             row["variants"] = variants
             row["best_us"] = best[0]
@@ -268,6 +306,7 @@ def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: 
         results.append(row)
         print(f"  {row['shape']:>11} M={m:<5} {fmt.describe()[:40]:<40} {chosen:8.1f} us {row['pct_roof']:5.1f}% roof"
               + (f"  best {best[0]:.1f} us {row.get('best', '')}" if sweep else "")
+              + (f"  chain {chained:.1f} us {row['chain_pct_roof']:.1f}%" if chained is not None else "")
               + ("" if checked is None else f"  verify {'ok' if checked == 'ok' else 'FAIL: ' + checked}"), flush=True)
 
 
@@ -285,22 +324,26 @@ def verified(out: torch.Tensor, x: torch.Tensor, q: quantized.QuantizedTensor) -
     return "ok"
 
 
-def baseline_cases(shapes, ms, timer: Timer) -> dict:
+def baseline_cases(shapes, ms, timer: Timer, chain: int = 0) -> dict:
     out = {}
     for n, k in shapes:
         wt = torch.randn(n, k, device="cuda").to(torch.bfloat16)
         w8 = wt.to(torch.float8_e4m3fn)
         one = torch.ones((), device="cuda")
+        others = [torch.randn(n, k, device="cuda").to(torch.bfloat16) for _ in range(chain - 1)] if chain > 1 else []
         for m in ms:
             x = torch.randn(m, k, device="cuda").to(torch.bfloat16)
             row = {"cublas": timer(lambda: torch.matmul(x, wt.T))}
+            if others:
+                row["cublas_chain"] = chain_time(timer, [(lambda w: (lambda: torch.matmul(x, w.T)))(w)
+                                                         for w in [wt, *others]])
             try:
                 x8 = x.to(torch.float8_e4m3fn)
                 row["fp8"] = timer(lambda: torch._scaled_mm(x8, w8.T, one, one, out_dtype=torch.bfloat16))
             except Exception:  # noqa: BLE001 - _scaled_mm needs M % 16 == 0 on some builds
                 row["fp8"] = None
             out[(n, k, m)] = row
-        del wt, w8
+        del wt, w8, others
     return out
 
 
@@ -385,6 +428,8 @@ def main() -> None:
     ap.add_argument("--no-baselines", action="store_true", help="skip the cuBLAS and FP8 timings")
     ap.add_argument("--verify", action="store_true", help="check each timed kernel's output against the float64 "
                     "reference after its replays")
+    ap.add_argument("--chain", type=int, default=0, help="also time each line as one of this many consecutive layers "
+                    "over distinct weights in one graph (per layer; cuBLAS too)")
     ap.add_argument("--check", action="store_true", help="run the correctness matrix (isolated processes) only")
     ap.add_argument("--check-from", type=int, default=-1, help=argparse.SUPPRESS)
     ap.add_argument("--only", default="", help="with --check: a comma list of the test matrix's format ids")
@@ -428,7 +473,7 @@ def main() -> None:
 
     shapes = LARGE if args.quick else SHAPES
     w4_ms = (tuple(int(v) for v in args.m.split(",")) if args.m else (1, 16, 64, 1024) if args.quick else W4_MS)
-    baselines = {} if args.no_baselines else baseline_cases(shapes, w4_ms, timer)
+    baselines = {} if args.no_baselines else baseline_cases(shapes, w4_ms, timer, args.chain)
     results: list = []
     names = list(FORMATS) if args.formats == "all" else args.formats.split(",")
     for name in names:
@@ -437,15 +482,21 @@ def main() -> None:
         for n, k in (shapes if is_w4 else LARGE):
             ms = w4_ms if is_w4 else (1, 16)
             humming_case(fmt, n, k, ms, timer, sweep=args.sweep and is_w4, roof=roof, results=results,
-                         baselines=baselines, verify=args.verify)
+                         baselines=baselines, verify=args.verify, chain=args.chain)
             torch.cuda.empty_cache()
-    print(f"\n{'shape':>11} {'M':>5} {'format':<44} {'us':>8} {'%roof':>6} {'xcuBLAS':>8} {'cuBLAS':>8} {'FP8':>8}")
+    print(f"\n{'shape':>11} {'M':>5} {'format':<44} {'us':>8} {'%roof':>6} {'xcuBLAS':>8} {'cuBLAS':>8} {'FP8':>8}"
+          + (f" {'chain':>8} {'%roof':>6} {'cuBLAS':>8} {'x':>6}" if args.chain > 1 else ""))
     for r in results:
         x = f"{r['x_cublas']:.2f}x" if r["x_cublas"] else "-"
         cb = f"{r['cublas_us']:.1f}" if r["cublas_us"] else "-"
         f8 = f"{r['fp8_us']:.1f}" if r["fp8_us"] else "-"
+        tail = ""
+        if "chain_us" in r:
+            cc = r["cublas_chain_us"]
+            tail = (f" {r['chain_us']:8.1f} {r['chain_pct_roof']:6.1f} {cc or 0:8.1f} "
+                    f"{(cc / r['chain_us']) if cc else 0:5.2f}x")
         print(f"{r['shape']:>11} {r['m']:>5} {r['format'][:44]:<44} {r['us']:8.1f} {r['pct_roof']:6.1f} {x:>8} "
-              f"{cb:>8} {f8:>8}" + (f"  best {r['best_us']:.1f} {r['best']}" if "best" in r else ""))
+              f"{cb:>8} {f8:>8}" + tail + (f"  best {r['best_us']:.1f} {r['best']}" if "best" in r else ""))
     print(f"total {time.time() - t0:.0f} s")
     if args.json:
         Path(args.json).write_text(json.dumps({"copy_bw": bw, "bf16_rate": rate, "rows": results}, indent=1))
