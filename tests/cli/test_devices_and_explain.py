@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from humming import knobs
 from humming.cli import main
 from humming.devices.manager import get_manager, reset_manager
 
@@ -132,7 +133,18 @@ def test_explain_with_a_shape_shows_the_tuners_kernel_plan_and_why(capsys):
     assert main(["explain", "--target", "sm_90a", "--weights", "gptq_int4", "--m", "1", "--n", "4096", "--k", "4096",
                  "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)["plan"]
-    assert plan["grid"] and plan["why"]
+    assert plan["grid"] and plan["why"] and plan["programmatic"] is True
+
+
+def test_explain_says_where_the_launch_is_programmatic(capsys):
+    args = ["explain", "--weights", "gptq_int4", "--activations", "f16", "--m", "1", "--n", "4096", "--k", "4096"]
+    assert main(args + ["--target", "sm_90a"]) == 0
+    assert "launch: programmatic" in capsys.readouterr().out
+    assert main(args + ["--target", "sm_80"]) == 0
+    assert "launch: programmatic" not in capsys.readouterr().out
+    with knobs.scope(HUMMING_PDL=False):
+        assert main(args + ["--target", "sm_90a"]) == 0
+    assert "launch: programmatic" not in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("m, instruction", [(1, "needs: mma.sync m16n8k16"), (64, "needs: wgmma m64nNk16")])
