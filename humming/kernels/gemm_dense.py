@@ -12,6 +12,7 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from humming import knobs
 from humming.capabilities.model import DeviceCapabilities, Target
 from humming.core import dtypes
 from humming.core.codegen import KernelSpec, Requirement, param
@@ -136,6 +137,24 @@ class Tile:
                 + (", bulk weight copies" if self.bulk_w else "")
                 + (", a producer issuing the copies" if self.producer else "")
                 + (", one token (M = 1)" if self.one_token else ""))
+
+
+def scales_on_sums(decode: DecodeParams, tile: Tile) -> bool:
+    """Whether group scales go onto f32 partial sums once a group instead of onto every operand pair
+    (dequant/route.cuh kAccScale): swapped operands, and a warp's k16 steps of a stage hold whole groups or lie
+    inside one."""
+    span = tile.bk // tile.warp_k
+    return bool(tile.swap_n8 and decode.smode is ScaleMode.GROUP and decode.gs
+                and (span % decode.gs == 0 or decode.gs % span == 0))
+
+
+def zero_on_sums(act: DType, decode: DecodeParams, tile: Tile) -> bool:
+    """Whether the constant zero goes onto the partial sums instead of every operand pair (route.cuh kZeroOnSums):
+    one token, bf16, 4-bit integer codes with a constant zero, scales on the sums, parts of 4 or 8 k16 steps. The
+    tuner's one-token rule asks it; GemmDenseSpec.check_compiled holds it to each cubin's own answer."""
+    part_steps = min(decode.gs // 16, tile.bk // 16 // tile.warp_k)
+    return bool(tile.one_token and scales_on_sums(decode, tile) and act is dtypes.bf16 and decode.wbits == 4
+                and decode.wkind is WeightKind.INT and decode.zmode is ZeroMode.CONST and part_steps in (4, 8))
 
 
 def _act_cpp(d: DType) -> str:
@@ -333,6 +352,14 @@ class GemmDenseSpec(KernelSpec):
         the launch must hold every CTA at once. The cubin exports the same (checked by check_compiled)."""
         return self.finishes_swapped_tiles and not self.waits_for_sharers()
 
+    def scales_on_sums(self) -> bool:
+        """route.cuh's kAccScale for this kernel (scales_on_sums below); check_compiled holds it to the cubin's."""
+        return scales_on_sums(self.decode, self.tile)
+
+    def zero_on_sums(self) -> bool:
+        """route.cuh's kZeroOnSums for this kernel (zero_on_sums below); check_compiled holds it to the cubin's."""
+        return zero_on_sums(self.act, self.decode, self.tile)
+
     def barrier_bytes(self) -> int:
         """Shared memory of the mbarriers, after everything else: one a stage for bulk weight copies, two a stage
         (full, empty) for a producer warp."""
@@ -343,12 +370,20 @@ class GemmDenseSpec(KernelSpec):
         return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kCtaThreads", "block_m": f"{cfg}::kBM",
                 "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK",
                 "scales_on_sums": f"(humming::GemmDense<{cfg}>::kAccScale ? 1 : 0)",
+                "zero_on_sums": f"(humming::GemmDense<{cfg}>::kZeroOnSums ? 1 : 0)",
                 "spreads_split_tiles": f"({self.kernel_struct}<{cfg}>::kSpreadsSplitTiles ? 1 : 0)",
                 # 1 where the kernel waits for the previous grid before touching memory it may share
                 # (arch/grid_dependency.cuh): only such a kernel may be launched programmatically (ops.launch)
                 "waits_for_prior_grids": "HM_GRID_DEPENDENCY"}
 
     def check_compiled(self, kernel: CompiledKernel) -> None:
+        # The tuner plans with these mirrors of the cubin's routes (a drift would pick tiles for a route not taken);
+        # timing builds (HUMMING_KERNEL_DEFINES) may switch a route off on purpose.
+        for name in () if knobs.kernel_defines.get() else ("scales_on_sums", "zero_on_sums"):
+            got = kernel.exports.get(name)
+            if got is not None and bool(got) != getattr(self, name)():
+                raise InternalError(f"{self.describe()}: the cubin's {name} is {got}, {name}() says "
+                                    f"{getattr(self, name)()} (gemm_dense.py mirrors dequant/route.cuh)")
         # A plan launches cooperatively by spreads_split_tiles(); a kernel that spread without it could hang.
         spreads = kernel.exports.get("spreads_split_tiles")
         if spreads is not None and bool(spreads) != self.spreads_split_tiles():

@@ -773,6 +773,23 @@ def test_the_wgmma_k_loops_keep_their_descriptors_in_uniform_registers(m: int, t
         assert counts[1] > 0, "the old tid >> 5 form no longer shows the R2UR this test guards against"
 
 
+def test_the_route_mirrors_the_tuner_plans_with_are_held_to_the_cubin(monkeypatch) -> None:
+    # The one-token rule asks gemm_dense.zero_on_sums (a Python statement of route.cuh's kZeroOnSums); every compile
+    # checks it, and scales_on_sums, against the constants the cubin exports.
+    from humming.kernels import gemm_dense
+
+    hopper = archs.capabilities("sm_90a")
+    plan = tuning.TUNER.plan(GemmProblem(1, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), hopper, 132)
+    assert plan.spec.tile == tuning.ONE_TOKEN_TILE and plan.spec.zero_on_sums()
+    f16 = GemmDenseSpec.build(hopper.target, dtypes.f16, dtypes.f16, DecodeParams.of(W4), tuning.ONE_TOKEN_TILE)
+    kernel, kernel16 = compile_many([plan.spec, f16])
+    assert (kernel.exports["zero_on_sums"], kernel.exports["scales_on_sums"]) == (1, 1)
+    assert (kernel16.exports["zero_on_sums"], kernel16.exports["scales_on_sums"]) == (0, 1) and not f16.zero_on_sums()
+    monkeypatch.setattr(gemm_dense, "zero_on_sums", lambda *args: False)
+    with pytest.raises(InternalError, match="the cubin's zero_on_sums is 1, zero_on_sums.. says False"):
+        plan.spec.check_compiled(kernel)
+
+
 def test_one_token_s4_decode_takes_its_zero_on_the_partial_sums(tmp_path: Path) -> None:
     # M = 1, s4 g128, bf16: the tuner takes the one-token tile, whose operands stay the magic read (128 + c) and whose
     # partial sums take -136 x the activations' sum (dequant/route.cuh kZeroOnSums): no paired FMA a weight pair in the

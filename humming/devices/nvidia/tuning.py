@@ -23,7 +23,7 @@ from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
 from humming.devices.nvidia.target import refuse_defective_nvrtc
 from humming.errors import InvalidInputError, UnsupportedError
-from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, ScaleMode, Tile, WeightKind, ZeroMode
+from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, ScaleMode, Tile, zero_on_sums
 from humming.kernels.gemm_dense_wgmma import (GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec,
                                               wgmma_tile, wide_tile)
 
@@ -49,6 +49,10 @@ def _narrow(d: DecodeParams, act: DType) -> bool:
     return d.wbits <= 4
 
 
+#: The one-token decode tile (M = 1): swapped operands, one n8 fragment, 128 columns, 128 k a warp, 2 CTAs an SM.
+ONE_TOKEN_TILE = Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1, one_token=1)
+
+
 def _one_token_pays(d: DecodeParams, act: DType) -> bool:
     """Formats whose M = 1 decode runs faster on the one-token tile: codes of at most 4 bits with group scales every 32
     k or fewer (MXFP4 g32, NVFP4 g16), whose scale multiplies on the seven unstored token columns go; and, under bf16
@@ -56,9 +60,7 @@ def _one_token_pays(d: DecodeParams, act: DType) -> bool:
     group holds or lies inside the tile's 128 k a warp), whose zero then goes onto the partial sums instead of every
     operand pair (dequant/route.cuh kZeroOnSums; f16's magic 1024 makes the sums cancel too deeply for that)."""
     small_groups = _narrow(d, act) and d.smode is ScaleMode.GROUP and 0 < d.gs <= 32
-    zero_on_sums = (act == dtypes.bf16 and d.wbits == 4 and d.wkind is WeightKind.INT and d.zmode is ZeroMode.CONST
-                    and d.smode is ScaleMode.GROUP and (d.gs == 64 or d.gs % 128 == 0))
-    return small_groups or zero_on_sums
+    return small_groups or zero_on_sums(act, d, ONE_TOKEN_TILE)
 
 
 #: Weight bytes an SM from which a decode tile's one-wave launch runs Stream-K rather than one CTA a tile (224 tiles on
@@ -121,7 +123,7 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # zero on the partial sums, H200 2026-12-04 17:32 (dequant/route.cuh kZeroOnSums): 28672 x 8192 38.6-38.7 ->
     # 37.9-38.2, 8192 x 28672 38.7-38.9 -> 37.7-37.9, 28672 x 4096 23.9-24.1 -> 23.2-23.4, 4096 x 14336 18.9-19.0 ->
     # 18.3.
-    TileRule(1, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=1, one_token=1),
+    TileRule(1, ONE_TOKEN_TILE,
              "decode M = 1, scale groups <= 32 or s4 with groups of 64k: swapped operands, group scales (and a "
              "constant zero) on token column 0's sums alone, 128 columns, 2 CTAs per SM", _one_token_pays,
              stream_k_from=DECODE_STREAM_K_FROM),
