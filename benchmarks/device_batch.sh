@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -520,6 +520,16 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       timeout 200 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -k \
         "one_token_s4 or across_their_range or (matches_the_reference and s4_g128)" | tail -4
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/zero-sums2.txt" ;;
+    # with experiments/wna16-awq-zero-on-sums.patch applied: AWQ (u4, zero points per group) at M = 1 under bf16 with
+    # its zero on the partial sums (the patched tuner's one-token tile) against the M <= 8 tile and the one-token tile
+    # with the zero on the pairs, interleaved, verified; then the GPU tests of it
+    zero-rows) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --format"; T="1,1,2,1,2,256,4,8,2,1,0,0"
+      for nks in "28672 8192 stream-k" "8192 28672 split-k" "28672 4096 data-parallel" "8192 8192 split-k" "4096 14336 split-k"; do
+        read -r n k s <<< "$nks"
+        timeout 100 $P "w4a16 u4 zp g128" --n $n --k $k --m 1 --tiles "$T $s; tuner +HM_ZERO_ON_SUMS=0; tuner; $T $s"; done
+      timeout 200 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -k \
+        "one_token_4_bit or (matches_the_reference and (u4_zp_g128 or s4_g128))" | tail -4
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/zero-rows.txt" ;;
     # s8 codes straight into bf16 pairs (dequant::s8_bf16_pair, the default) against the f32 route (HM_S8_BF16_DIRECT=0),
     # interleaved, verified: decode on the three large shapes, M = 64 / 1024 (the wgmma kernels take the same pairs)
     s8-direct) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --format"

@@ -12,7 +12,6 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from humming import knobs
 from humming.capabilities.model import DeviceCapabilities, Target
 from humming.core import dtypes
 from humming.core.codegen import KernelSpec, Requirement, param
@@ -371,6 +370,7 @@ class GemmDenseSpec(KernelSpec):
                 "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK",
                 "scales_on_sums": f"(humming::GemmDense<{cfg}>::kAccScale ? 1 : 0)",
                 "zero_on_sums": f"(humming::GemmDense<{cfg}>::kZeroOnSums ? 1 : 0)",
+                "routes_default": "(HM_ROUTES_DEFAULT ? 1 : 0)",
                 "spreads_split_tiles": f"({self.kernel_struct}<{cfg}>::kSpreadsSplitTiles ? 1 : 0)",
                 # 1 where the kernel waits for the previous grid before touching memory it may share
                 # (arch/grid_dependency.cuh): only such a kernel may be launched programmatically (ops.launch)
@@ -378,8 +378,8 @@ class GemmDenseSpec(KernelSpec):
 
     def check_compiled(self, kernel: CompiledKernel) -> None:
         # The tuner plans with these mirrors of the cubin's routes (a drift would pick tiles for a route not taken);
-        # timing builds (HUMMING_KERNEL_DEFINES) may switch a route off on purpose.
-        for name in () if knobs.kernel_defines.get() else ("scales_on_sums", "zero_on_sums"):
+        # a timing build may switch a route off on purpose (route.cuh HM_ROUTES_DEFAULT, exported).
+        for name in ("scales_on_sums", "zero_on_sums") if kernel.exports.get("routes_default", 1) else ():
             got = kernel.exports.get(name)
             if got is not None and bool(got) != getattr(self, name)():
                 raise InternalError(f"{self.describe()}: the cubin's {name} is {got}, {name}() says "

@@ -785,6 +785,9 @@ def test_the_route_mirrors_the_tuner_plans_with_are_held_to_the_cubin(monkeypatc
     kernel, kernel16 = compile_many([plan.spec, f16])
     assert (kernel.exports["zero_on_sums"], kernel.exports["scales_on_sums"]) == (1, 1)
     assert (kernel16.exports["zero_on_sums"], kernel16.exports["scales_on_sums"]) == (0, 1) and not f16.zero_on_sums()
+    with knobs.scope(HUMMING_KERNEL_DEFINES=["HM_ZERO_ON_SUMS=0"]):  # a timing build: checked against nothing
+        timing = compile_spec(plan.spec)
+    assert (timing.exports["zero_on_sums"], timing.exports["routes_default"], kernel.exports["routes_default"]) == (0, 0, 1)
     monkeypatch.setattr(gemm_dense, "zero_on_sums", lambda *args: False)
     with pytest.raises(InternalError, match="the cubin's zero_on_sums is 1, zero_on_sums.. says False"):
         plan.spec.check_compiled(kernel)

@@ -23,6 +23,10 @@
 #define HM_FIX_ON_ACT 1
 #endif
 
+// 1 when every route switch above is at its default: a timing build that switches one off says 0 (exported, so
+// that the twin's mirrors of the routes are checked only against kernels that take them; GemmDenseSpec.check_compiled).
+#define HM_ROUTES_DEFAULT (HM_S8_BF16_DIRECT == 1 && HM_ZERO_ON_SUMS == 1 && HM_FIX_ON_ACT == 1)
+
 namespace humming {
 
 enum WeightKind : int { kWeightInt = 0, kWeightFloat = 1 };
@@ -71,6 +75,8 @@ struct Route {
   // cancels ~5 of f32's 24 bits, inside bf16's own operand rounding. s4 g128 M = 1 1.5-3.5% faster (H200, RESULTS.md
   // 2026-12-04 17:07). Not f16: its magic 1024 cancels ~8 bits more, and activations with a common offset (mean 4)
   // failed the tolerance there, the tensor cores' f32 sums being truncated.
+  // Zero-point rows (AWQ) on the sums, each row its own -(128 + z), measured no faster (NOTES-wna16 run 22,
+  // experiments/wna16-awq-zero-on-sums.patch).
   static constexpr bool kZeroOnSums = HM_ZERO_ON_SUMS && Cfg::kOneToken && kAccScale && !kF16 &&
                                       Cfg::kWKind == kWeightInt && Cfg::kWBits == 4 && Cfg::kZMode == kZeroConst &&
                                       (kPartSteps == 4 || kPartSteps == 8);
