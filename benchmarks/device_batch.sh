@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -520,6 +520,14 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       timeout 200 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -k \
         "one_token_s4 or across_their_range or (matches_the_reference and s4_g128)" | tail -4
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/zero-sums2.txt" ;;
+    # M = 16 s4 with two n64 blocks a warp (frag_n = 2: ~15% fewer instructions a weight at 8 k16 steps a warp, twice
+    # the independent work in a warp) against the tuner's tile, interleaved, verified (NOTES-wna16 run 22)
+    fn2) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --m 16"
+      V="1,1,2,2,2,256,4,8,1,2 stream-k; 1,1,2,2,2,256,3,8,1,2 stream-k; 1,1,1,2,2,256,4,8,2,2 stream-k"
+      V="$V; 1,1,2,2,2,128,4,8,2,2 stream-k; 1,1,2,2,4,256,4,8,1,2 stream-k; 1,1,4,2,2,128,4,8,1,2 stream-k"
+      timeout 150 $P --tiles "$V; tuner"
+      timeout 150 $P --n 8192 --k 28672 --tiles "$V; tuner"
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/fn2.txt" ;;
     # with experiments/wna16-awq-zero-on-sums.patch applied: AWQ (u4, zero points per group) at M = 1 under bf16 with
     # its zero on the partial sums (the patched tuner's one-token tile) against the M <= 8 tile and the one-token tile
     # with the zero on the pairs, interleaved, verified; then the GPU tests of it
