@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python3 benchmarks/bench_wna16.py [--quick] [--sweep] [--json FILE]
 
-Timing: each kernel is captured once in a CUDA graph; every sample reads a 512 MB buffer (L2 flushed, left
+Timing (timing.py): each kernel is captured once in a CUDA graph; every sample reads a 512 MB buffer (L2 flushed, left
 clean: --flush write writes it instead, as before 2026-12-03, and leaves ~50 MB of dirty lines), then times one replay with CUDA events; the median of --reps samples is reported. The roofline is the fewest bytes
 the problem must move (canonical weight codes, scales and zero points, activations, output; GemmProblem.
 bytes_moved) over the device-to-device copy bandwidth measured at the start of the same run (read + written
@@ -18,12 +18,9 @@ where the launch allows (programmatic dependent launch, docs/kernels.md).
 from __future__ import annotations
 
 import argparse
-import copy
 import json
-import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -35,13 +32,11 @@ from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightForm
 from humming.core.problem import GemmProblem  # noqa: E402
 from humming.kernels.gemm_dense import Tile  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import Timer, bf16_rate, chain_time, copy_bandwidth, read_bandwidth, unwarmed_then_warmed  # noqa: E402
+
 SHAPES = ((8192, 8192), (28672, 8192), (8192, 28672), (28672, 4096), (4096, 14336))
 LARGE = SHAPES[1:4]
-#: Seconds of flushed replays before each timing (Timer): the GPU's clocks settle after an idle gap. Sustained
-#: matmul lowers them (cuBLAS bf16 8192^3 691 TFLOP/s warmed against ~790 unwarmed, H200 2026-12-03), so the
-#: roofline's bandwidth and rate are the better of a warmed and an unwarmed measurement (the lower roofline
-#: percentage).
-WARM_S = 0.2
 W4_MS = (1, 4, 8, 16, 32, 64, 128, 256, 1024, 4096)
 W4 = WeightFormat(dtypes.s4, ScaleSpec(Granularity.GROUP, dtypes.bf16, 128))
 FORMATS = {
@@ -61,173 +56,6 @@ SWEEP = {
     "large": (Tile(2, 4, 4, 1, 1, 64, 4, 8, 1), Tile(2, 4, 2, 1, 1, 64, 4, 8, 1), Tile(4, 2, 2, 1, 1, 64, 4, 8, 1),
               Tile(2, 4, 4, 1, 1, 128, 3, 8, 1), Tile(2, 4, 2, 1, 1, 64, 5, 8, 2), Tile(4, 2, 4, 1, 1, 64, 4, 8, 1)),
 }
-
-
-class Timer:
-    """CUDA-graph replays with the L2 flushed before each, median of ``reps``.
-
-    ``flush="read"`` (the default) evicts the L2 by reading a 512 MB buffer, so the timed kernel starts with an
-    L2 of clean lines it does not need. ``flush="write"`` (this script's method before 2026-12-03) writes the
-    buffer instead: the L2 is then full of dirty lines (its whole ~50 MB) that the timed kernel's own misses
-    must write back to memory, which bills a memory-bound kernel for up to 50 MB of traffic it never caused."""
-
-    def __init__(self, reps: int, flush: str = "read", warm_s: float = WARM_S) -> None:
-        if flush not in ("read", "write"):
-            raise ValueError(f"flush={flush!r}; allowed: read, write")
-        self.reps = reps
-        self.flush = flush
-        self.warm_s = warm_s
-        self.flush_buf = torch.ones(128 << 20, dtype=torch.float32, device="cuda")  # 512 MB, > 10x the L2
-        self.stream = torch.cuda.Stream()
-
-    def _flush(self, i: int) -> None:
-        if self.flush == "read":
-            torch.sum(self.flush_buf)
-        else:
-            self.flush_buf.fill_(float(i & 0xFF))
-
-    def unwarmed(self) -> "Timer":
-        """The same timer (flush buffer and stream shared) without the warm-up."""
-        same = copy.copy(self)
-        same.warm_s = 0.0
-        return same
-
-    def __call__(self, fn) -> float:
-        with torch.cuda.stream(self.stream):  # warm on the capture stream too (per-stream workspaces)
-            for _ in range(2):
-                fn()
-        for _ in range(2):
-            fn()
-        torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g, stream=self.stream):
-            fn()
-        # Steady clocks before timing: flushed replays for WARM_S seconds (after an idle gap the first ones run up
-        # to 15% slow: s8 28672 x 8192 M=1 70.9 us, then 61.5 in the same process, H200 2026-12-03).
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < self.warm_s:
-            for i in range(8):
-                self._flush(i)
-                g.replay()
-            torch.cuda.synchronize()
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(self.reps)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(self.reps)]
-        for i in range(self.reps):
-            self._flush(i)
-            starts[i].record()
-            g.replay()
-            ends[i].record()
-        torch.cuda.synchronize()
-        return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends))
-
-
-def chain_time(timer: Timer, fns: list[Callable[[], object]]) -> float:
-    """Per-layer median over ``timer.reps`` replays of one graph that runs every fn in turn (the L2 flushed before each
-    replay, as the timer does), after the timer's warm-up: how consecutive layers of a captured decode step run, each
-    launch overlapping the one before it where the launch allows (ops.launch's programmatic launch). Every fn has run
-    under ``timer`` on its stream already (its workspace exists there)."""
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g, stream=timer.stream):
-        for fn in fns:
-            fn()
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < timer.warm_s:
-        timer._flush(0)
-        g.replay()
-        torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(timer.reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(timer.reps)]
-    for i in range(timer.reps):
-        timer._flush(i)
-        starts[i].record()
-        g.replay()
-        ends[i].record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends)) / len(fns)
-
-
-def replay_span(timer: Timer, fn: Callable[[], object], slots: torch.Tensor,
-                ctas: int = 0) -> tuple[float, float, dict[str, float]]:
-    """Medians over ``timer.reps`` single replays of a graph of ``fn`` (L2 flushed before each, as the timer does):
-    the event interval, and the span of the kernel's own run that a build with HM_TIMESTAMPS wrote to ``slots``
-    (int64: earliest warp start, latest warp finish, in ns of %globaltimer; arch/timer.cuh). Both in us.
-    With ``ctas`` (a build with HM_TIMESTAMP_CTAS >= ctas; ``slots`` then holds 2 + 3 * ctas values), also the
-    medians of how that span splits (cta_split). ``fn`` has been timed by ``timer`` already (both callers report
-    that figure), which warmed it on the capture stream."""
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g, stream=timer.stream):
-        fn()
-    events, spans, splits = [], [], []
-    for i in range(timer.reps):
-        slots[0], slots[1] = -1, 0  # read unsigned: the largest value for atomicMin, zero for atomicMax
-        if ctas:
-            per = slots[2:2 + 3 * ctas].view(ctas, 3)
-            per[:, 0], per[:, 1] = -1, 0
-        timer._flush(i)
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        g.replay()
-        end.record()
-        torch.cuda.synchronize()
-        events.append(start.elapsed_time(end) * 1000.0)
-        spans.append((int(slots[1]) - (int(slots[0]) & (2**64 - 1))) / 1000.0)
-        if ctas:
-            splits.append(cta_split(slots[:2 + 3 * ctas].cpu()))
-    median = {k: statistics.median(s[k] for s in splits) for k in splits[0]} if splits else {}
-    return statistics.median(events), statistics.median(spans), median
-
-
-def cta_split(rec: torch.Tensor) -> dict[str, float]:
-    """How one run's span splits, from HM_TIMESTAMP_CTAS records (arch/timer.cuh), in us: ``ramp`` (the last CTA's
-    start after the first's), the CTAs' own run times (``run_min``/``run_med``/``run_max``), the median run of the
-    CTAs that shared their SM with another (``run_shared``) and of those alone on theirs (``run_alone``, 0 if none),
-    and ``tail`` (the last finish after the median finish)."""
-    t0 = int(rec[0])
-    per = rec[2:].view(-1, 3)
-    ran = per[:, 1] > 0
-    start = (per[ran, 0] - t0).double() / 1000.0
-    finish = (per[ran, 1] - t0).double() / 1000.0
-    sm = per[ran, 2]
-    run = finish - start
-    shared = torch.bincount(sm)[sm] > 1
-    med = lambda x: float(x.median()) if x.numel() else 0.0  # noqa: E731
-    return {"ramp": float(start.max()), "run_min": float(run.min()), "run_med": med(run), "run_max": float(run.max()),
-            "run_shared": med(run[shared]), "run_alone": med(run[~shared]), "tail": float(finish.max()) - med(finish)}
-
-
-def read_bandwidth(timer: Timer, nbytes: int = 256 << 20) -> float:
-    """Bytes per second of a read-only pass (torch.sum over ``nbytes`` of float32 data, one tiny write): the
-    floor a weight-streaming kernel of that size could reach under this timer."""
-    a = torch.rand(nbytes // 4, device="cuda")
-    us = timer(lambda: torch.sum(a))
-    del a
-    return nbytes / (us * 1e-6)
-
-
-def copy_bandwidth(timer: Timer) -> float:
-    """Bytes per second of a 2 GiB device-to-device copy by an SM kernel, counting bytes read plus written.
-
-    Not ``b.copy_(a)``: captured in a graph that becomes a memcpy node on the copy engines, which measured
-    2.77 TB/s on the H200 (2026-12-02) against about 4.25 TB/s for a kernel (ANCHORS.md)."""
-    a = torch.randn(1 << 29, device="cuda")
-    b = torch.empty_like(a)
-    us = timer(lambda: torch.neg(a, out=b))
-    del a, b
-    return 2 * 4 * (1 << 29) / (us * 1e-6)
-
-
-def bf16_rate(timer: Timer) -> float:
-    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
-    us = timer(lambda: a @ b)
-    return 2 * 8192**3 / (us * 1e-6)
-
-
-def unwarmed_then_warmed(timer: Timer, *measures: Callable[[Timer], float]) -> list[float]:
-    """Each of ``measures`` (a rate: larger is faster) taken unwarmed, all of them first while the GPU is still
-    cool, then warmed; the larger of each pair, for the roofline (WARM_S: the lower percentage)."""
-    cool = [measure(timer.unwarmed()) for measure in measures]
-    return [max(c, measure(timer)) for c, measure in zip(cool, measures)]
 
 
 def bench_weights(fmt: WeightFormat, n: int, k: int, keep_q: bool):

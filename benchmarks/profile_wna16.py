@@ -24,8 +24,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_wna16 import (FORMATS, Timer, copy_bandwidth, read_bandwidth, replay_span,  # noqa: E402
-                         unwarmed_then_warmed)
+from bench_wna16 import FORMATS  # noqa: E402
+from timing import Timer, copy_bandwidth, read_bandwidth, replay_span, unwarmed_then_warmed  # noqa: E402
 
 from humming import knobs  # noqa: E402
 from humming.core import dtypes, packing, quantized  # noqa: E402

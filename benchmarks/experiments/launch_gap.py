@@ -30,7 +30,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_wna16 import FORMATS, Timer, bench_weights  # noqa: E402
+from bench_wna16 import FORMATS, bench_weights  # noqa: E402
+from timing import Timer  # noqa: E402
 
 from humming.core import dtypes  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
@@ -205,7 +206,7 @@ def pdl(timer: Timer, layers: int, rounds: int) -> None:
             g.replay()
             torch.cuda.synchronize()
             outputs.append(last.clone())
-        t0 = time.perf_counter()  # steady clocks first (bench_wna16.WARM_S)
+        t0 = time.perf_counter()  # steady clocks first (timing.WARM_S)
         while time.perf_counter() - t0 < 2 * timer.warm_s:
             for i, g in enumerate(graphs):
                 timer._flush(i)

@@ -17,7 +17,8 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from bench_wna16 import FORMATS, Timer, bench_weights, verified  # noqa: E402
+from bench_wna16 import FORMATS, bench_weights, verified  # noqa: E402
+from timing import Timer  # noqa: E402
 
 from humming.core import dtypes  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402

@@ -92,7 +92,7 @@ def main() -> None:
     import torch
 
     import humming.devices
-    from bench_wna16 import Timer, copy_bandwidth, replay_span
+    from timing import Timer, copy_bandwidth, replay_span
 
     target = humming.devices.get(0).target
     kernels = build(target)
