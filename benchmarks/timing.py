@@ -61,38 +61,18 @@ class Timer:
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g, stream=self.stream):
             fn()
-        # Steady clocks before timing: flushed replays for WARM_S seconds (after an idle gap the first ones run up
-        # to 15% slow: s8 28672 x 8192 M=1 70.9 us, then 61.5 in the same process, H200 2026-12-03).
-        t0 = time.perf_counter()
-        while time.perf_counter() - t0 < self.warm_s:
-            for i in range(8):
-                self._flush(i)
-                g.replay()
-            torch.cuda.synchronize()
-        starts = [torch.cuda.Event(enable_timing=True) for _ in range(self.reps)]
-        ends = [torch.cuda.Event(enable_timing=True) for _ in range(self.reps)]
-        for i in range(self.reps):
-            self._flush(i)
-            starts[i].record()
-            g.replay()
-            ends[i].record()
-        torch.cuda.synchronize()
-        return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends))
+        return settled_replays(self, g)
 
 
-def chain_time(timer: Timer, fns: list[Callable[[], object]]) -> float:
-    """Per-layer median over ``timer.reps`` replays of one graph that runs every fn in turn (the L2 flushed before each
-    replay, as the timer does), after the timer's warm-up: how consecutive layers of a captured decode step run, each
-    launch overlapping the one before it where the launch allows (ops.launch's programmatic launch). Every fn has run
-    under ``timer`` on its stream already (its workspace exists there)."""
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g, stream=timer.stream):
-        for fn in fns:
-            fn()
+def settled_replays(timer: Timer, g: torch.cuda.CUDAGraph, per: int = 1) -> float:
+    """``g``'s flushed replays for ``timer.warm_s`` seconds first (after an idle gap the first ones run up to 15% slow:
+    s8 28672 x 8192 M=1 70.9 us, then 61.5 in the same process, H200 2026-12-03), then the median over ``timer.reps``
+    replays, each after a flush between CUDA events, in us / ``per``."""
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < timer.warm_s:
-        timer._flush(0)
-        g.replay()
+        for i in range(8):
+            timer._flush(i)
+            g.replay()
         torch.cuda.synchronize()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(timer.reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(timer.reps)]
@@ -102,7 +82,18 @@ def chain_time(timer: Timer, fns: list[Callable[[], object]]) -> float:
         g.replay()
         ends[i].record()
     torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends)) / len(fns)
+    return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in zip(starts, ends)) / per
+
+
+def chain_time(timer: Timer, fns: list[Callable[[], object]]) -> float:
+    """Per-layer time of one graph that runs every fn in turn (settled_replays): how consecutive layers of a captured
+    decode step run, each launch overlapping the one before it where the launch allows (ops.launch's programmatic
+    launch). Every fn has run under ``timer`` on its stream already (its workspace exists there)."""
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=timer.stream):
+        for fn in fns:
+            fn()
+    return settled_replays(timer, g, len(fns))
 
 
 def replay_span(timer: Timer, fn: Callable[[], object], slots: torch.Tensor,

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -31,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_wna16 import FORMATS, bench_weights  # noqa: E402
-from timing import Timer  # noqa: E402
+from timing import Timer, chain_time, settled_replays  # noqa: E402
 
 from humming.core import dtypes  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
@@ -77,26 +76,6 @@ def in_graph(timer: Timer, fn) -> float:
     return statistics.median(times)
 
 
-def chain(timer: Timer, fns) -> float:
-    """One graph of every fn in turn (distinct weights), timed whole; us per fn."""
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g, stream=timer.stream):
-        for fn in fns:
-            fn()
-    for _ in range(3):
-        g.replay()
-    times = []
-    for i in range(timer.reps):
-        timer._flush(i)
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) * 1000.0 / len(fns))
-    return statistics.median(times)
-
-
 def line(name: str, timer: Timer, fn, fns=None) -> None:
     got = {"single": single(timer, fn), "direct": direct(timer, fn)}
     try:
@@ -104,7 +83,7 @@ def line(name: str, timer: Timer, fn, fns=None) -> None:
     except Exception as exc:  # noqa: BLE001 - external timing events in a capture: not on every build
         print(f"  in-graph failed: {str(exc).splitlines()[0]}")
     if fns:
-        got["chain"] = chain(timer, fns)
+        got["chain"] = chain_time(timer, fns)
     print(f"{name:<42} " + "  ".join(f"{k} {v:7.2f}" for k, v in got.items()), flush=True)
 
 
@@ -167,19 +146,6 @@ def _graph_of(timer: Timer, fns) -> torch.cuda.CUDAGraph:
     return g
 
 
-def _time_graph(timer: Timer, g: torch.cuda.CUDAGraph, per: int) -> float:
-    times = []
-    for i in range(timer.reps):
-        timer._flush(i)
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) * 1000.0 / per)
-    return statistics.median(times)
-
-
 def pdl(timer: Timer, layers: int, rounds: int) -> None:
     """Per layer, us, under each PDL_VARIANTS, ``rounds`` rounds interleaved in one process (each variant's graph
     captured once): dependent MLP chains at M = 1 and 16, and independent 28672 x 4096 / 28672 x 8192 M = 1 chains.
@@ -206,15 +172,9 @@ def pdl(timer: Timer, layers: int, rounds: int) -> None:
             g.replay()
             torch.cuda.synchronize()
             outputs.append(last.clone())
-        t0 = time.perf_counter()  # steady clocks first (timing.WARM_S)
-        while time.perf_counter() - t0 < 2 * timer.warm_s:
+        for _ in range(rounds):  # each measurement settles the clocks first (timing.settled_replays)
             for i, g in enumerate(graphs):
-                timer._flush(i)
-                g.replay()
-            torch.cuda.synchronize()
-        for _ in range(rounds):
-            for i, g in enumerate(graphs):
-                results[i].append(_time_graph(timer, g, per))
+                results[i].append(settled_replays(timer, g, per))
         same = ["equal" if torch.equal(o, outputs[0]) else "DIFFERS" for o in outputs]
         print(f"{name:<38} " + "  ".join(f"{v}: {' '.join(f'{t:6.2f}' for t in r)} ({s})"
                                            for (v, _), r, s in zip(PDL_VARIANTS, results, same)), flush=True)
