@@ -177,7 +177,7 @@ def profile(args: argparse.Namespace) -> None:
             print(f"looped {args.loop} x {plans[-1].spec.tile.describe()}", flush=True)
             continue
         def verify(plan) -> str:
-            from humming.core import reference, tolerances
+            from humming.core import reference
 
             xv = torch.randn(m, args.k, device="cuda").to(tdt)  # fresh inputs, poisoned output
             cv = torch.full((m, args.n), float("nan"), device="cuda", dtype=tdt)
@@ -185,9 +185,8 @@ def profile(args: argparse.Namespace) -> None:
             torch.cuda.synchronize()
             if bool(torch.isnan(cv).any()):
                 return f"FAIL ({int(torch.isnan(cv).sum())} outputs not written)"
-            xd, wd = reference.reference_operands(xv, q)
             try:
-                tolerances.check(cv, reference.reference_gemm(xv, q, None), xd, wd, tolerances.tolerance(act, fmt.dtype, act))
+                reference.check_gemm(cv, xv, q)
             except AssertionError as exc:
                 return f"FAIL ({str(exc)[:160]})"
             return "ok"

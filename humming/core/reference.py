@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from humming.core import codec
+from humming.core import codec, dtypes, tolerances
 from humming.core.quantized import QuantizedTensor, cell_index, dequantize, quantize_activation
 from humming.core.formats import ZeroPointSpec
 from humming.errors import InvalidInputError
@@ -45,12 +45,31 @@ def reference_gemm(x: torch.Tensor, qweight: QuantizedTensor, bias: torch.Tensor
     (``input_scale``: the static scale; ``input_global_scale``: NVFP4's, dynamic when not given).
     """
     xd, wd = reference_operands(x, qweight, input_scale=input_scale, input_global_scale=input_global_scale)
+    return _product(xd, wd, bias)
+
+
+def _product(xd: torch.Tensor, wd: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     out = xd @ wd.T
     if bias is not None:
-        if bias.dim() != 1 or bias.shape[0] != qweight.shape[0]:
-            raise InvalidInputError(f"reference: bias must be [{qweight.shape[0]}] (N), got {list(bias.shape)}")
+        if bias.dim() != 1 or bias.shape[0] != wd.shape[0]:
+            raise InvalidInputError(f"reference: bias must be [{wd.shape[0]}] (N), got {list(bias.shape)}")
         out = out + bias.to(device=out.device, dtype=torch.float64)
     return out
+
+
+_HALF = {torch.float16: dtypes.f16, torch.bfloat16: dtypes.bf16}
+
+
+def check_gemm(out: torch.Tensor, x: torch.Tensor, qweight: QuantizedTensor, bias: torch.Tensor | None = None) -> None:
+    """Raise AssertionError (tolerances.check's message, naming the worst element) where ``out`` [M, N] lies outside
+    the tolerance of the float64 reference of 16-bit ``x`` [M, K] and ``qweight`` (+ ``bias``): the rule of x's dtype,
+    the weight dtype and out's dtype, written down once in humming.core.tolerances."""
+    if x.dtype not in _HALF or out.dtype not in _HALF:
+        raise InvalidInputError(f"check_gemm: x is {x.dtype} and out {out.dtype}; allowed: torch.float16, "
+                                "torch.bfloat16 (formats with 16-bit activations)")
+    xd, wd = reference_operands(x, qweight)
+    tol = tolerances.tolerance(_HALF[x.dtype], qweight.format.weight.dtype, _HALF[out.dtype])
+    tolerances.check(out, _product(xd, wd, bias), xd, wd, tol)
 
 
 def quantization_error_bound(w: torch.Tensor, q: QuantizedTensor) -> tuple[torch.Tensor, torch.Tensor]:

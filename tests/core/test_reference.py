@@ -11,7 +11,7 @@ import torch
 from humming.core import codec, dtypes, presets, tolerances
 from humming.core.formats import ActivationFormat, ActScaling, QuantFormat
 from humming.core.quantized import dequantize, quantize, quantize_activation
-from humming.core.reference import reference_gemm, reference_operands
+from humming.core.reference import check_gemm, reference_gemm, reference_operands
 from humming.errors import InvalidInputError
 
 
@@ -109,6 +109,22 @@ def test_a_bf16_kernel_passes_and_a_wrong_scale_fails() -> None:
     tolerances.check(_a16_kernel(x, q), ref, xd, wd, tol)
     with pytest.raises(AssertionError, match=r"outside tolerance; worst at \[\d+, 3\]"):
         tolerances.check(_a16_kernel(x, q, scale_bug=1.25), ref, xd, wd, tol)
+
+
+def test_check_gemm_judges_a_16_bit_output_by_the_table_and_refuses_other_dtypes() -> None:
+    # check_gemm: the reference, its operands and the tolerance rule of x's, the weight's and out's dtypes in one call
+    # (the GPU tests, bench_wna16 --verify and profile_wna16 --verify all go through it).
+    q = _quantized("gptq_int4", N, K)
+    x = torch.randn(M, K, generator=_gen(9)).to(torch.bfloat16)
+    bias = torch.randn(N, generator=_gen(12)).to(torch.bfloat16)
+    good = (_a16_kernel(x, q).float() + bias.float()).to(torch.bfloat16)
+    check_gemm(good, x, q, bias)
+    with pytest.raises(AssertionError, match="outside tolerance"):
+        check_gemm(_a16_kernel(x, q, scale_bug=1.25), x, q)
+    with pytest.raises(AssertionError, match="outside tolerance"):
+        check_gemm(_a16_kernel(x, q), x, q, bias)  # the bias left out
+    with pytest.raises(InvalidInputError, match="allowed: torch.float16, torch.bfloat16"):
+        check_gemm(good.float(), x, q, bias)
 
 
 def test_an_int8_kernel_with_f32_epilogue_passes_and_a_dropped_group_of_k_fails() -> None:
