@@ -144,7 +144,10 @@ def verified(out: torch.Tensor, x: torch.Tensor, q: quantized.QuantizedTensor) -
     try:
         reference.check_gemm(out, x, q)
     except AssertionError as exc:
-        return str(exc).splitlines()[0]
+        xd, wd = reference.reference_operands(x, q)  # the inputs' scale beside the message
+        return (f"{str(exc).splitlines()[0][:160]}; max |x| {float(xd.abs().max()):.3g} (zero rows "
+                f"{int((xd.abs().amax(1) == 0).sum())}), max |W| {float(wd.abs().max()):.3g} (zero rows "
+                f"{int((wd.abs().amax(1) == 0).sum())}), max |out| {float(out.float().abs().max()):.3g}")
     return "ok"
 
 
