@@ -364,17 +364,21 @@ class GemmDenseSpec(KernelSpec):
         (full, empty) for a producer warp."""
         return 8 * self.stages * (1 if self.bulk_w else 2 if self.producer else 0)
 
-    def exports(self) -> dict[str, str]:
-        cfg = (f"humming::GemmDenseConfig<{self.cpp_args()}>")
+    def common_exports(self, cfg: str) -> dict[str, str]:
+        """What every dense kernel's cubin exports, for its configuration type ``cfg`` (a C++ type name)."""
         return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kCtaThreads", "block_m": f"{cfg}::kBM",
                 "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK",
-                "scales_on_sums": f"(humming::GemmDense<{cfg}>::kAccScale ? 1 : 0)",
-                "zero_on_sums": f"(humming::GemmDense<{cfg}>::kZeroOnSums ? 1 : 0)",
-                "routes_default": "(HM_ROUTES_DEFAULT ? 1 : 0)",
                 "spreads_split_tiles": f"({self.kernel_struct}<{cfg}>::kSpreadsSplitTiles ? 1 : 0)",
                 # 1 where the kernel waits for the previous grid before touching memory it may share
                 # (arch/grid_dependency.cuh): only such a kernel may be launched programmatically (ops.launch)
                 "waits_for_prior_grids": "HM_GRID_DEPENDENCY"}
+
+    def exports(self) -> dict[str, str]:
+        cfg = (f"humming::GemmDenseConfig<{self.cpp_args()}>")
+        return {**self.common_exports(cfg),
+                "scales_on_sums": f"(humming::GemmDense<{cfg}>::kAccScale ? 1 : 0)",
+                "zero_on_sums": f"(humming::GemmDense<{cfg}>::kZeroOnSums ? 1 : 0)",
+                "routes_default": "(HM_ROUTES_DEFAULT ? 1 : 0)"}
 
     def check_compiled(self, kernel: CompiledKernel) -> None:
         # The tuner plans with these mirrors of the cubin's routes (a drift would pick tiles for a route not taken);

@@ -106,13 +106,7 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
 
     def exports(self) -> dict[str, str]:
         cfg = f"{self.config_template}<humming::GemmDenseConfig<{self.cpp_args()}>>"
-        return {"smem_bytes": f"{cfg}::kSmemBytes", "threads": f"{cfg}::kCtaThreads", "block_m": f"{cfg}::kBM",
-                "block_n": f"{cfg}::kBN", "block_k": f"{cfg}::kBK",
-                "split_registers": f"({cfg}::kSplitRegs ? {cfg}::kLaunchRegs : 0)",
-                "spreads_split_tiles": f"({self.kernel_struct}<{cfg}>::kSpreadsSplitTiles ? 1 : 0)",
-                # 1 where the kernel waits for the previous grid before touching memory it may share
-                # (arch/grid_dependency.cuh): only such a kernel may be launched programmatically (ops.launch)
-                "waits_for_prior_grids": "HM_GRID_DEPENDENCY"}
+        return {**self.common_exports(cfg), "split_registers": f"({cfg}::kSplitRegs ? {cfg}::kLaunchRegs : 0)"}
 
     def check_compiled(self, kernel: CompiledKernel) -> None:
         super().check_compiled(kernel)
