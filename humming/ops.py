@@ -15,11 +15,11 @@ from typing import Any
 
 import torch
 
-from humming import knobs
 from humming.capabilities.model import DeviceCapabilities
 from humming.core import dtypes
 from humming.core.dtypes import DType
 from humming.core.formats import WeightFormat
+from humming.core.launcher import programmatic_allowed
 from humming.core.packing import LAYOUT, PackedWeight
 from humming.core.plan import GemmTuner, KernelPlan
 from humming.core.problem import GemmProblem
@@ -168,10 +168,9 @@ def _workspace(device: int, stream: int, floats: int, counters: int,
 
 def _programmatic(device: int, kernel: Any) -> bool:
     """Whether to launch ``kernel`` programmatically (it may start while the kernel before it finishes and waits for
-    it in the kernel: arch/grid_dependency.cuh): the device has it (memory.programmatic_launch), the kernel was built
-    to wait (its exported waits_for_prior_grids), and HUMMING_PDL leaves it on."""
-    return (bool(kernel.exports.get("waits_for_prior_grids")) and _device(device)[0].memory.programmatic_launch is True
-            and knobs.programmatic_launch.get())
+    it in the kernel: arch/grid_dependency.cuh): the kernel was built to wait (its exported waits_for_prior_grids),
+    and the device and HUMMING_PDL allow it (launcher.programmatic_allowed)."""
+    return bool(kernel.exports.get("waits_for_prior_grids")) and programmatic_allowed(_device(device)[0])
 
 
 @functools.lru_cache(maxsize=256)

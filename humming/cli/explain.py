@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from humming import knobs
 from humming.capabilities.explain import render_verdict
 from humming.capabilities.query import Verdict, supports, supports_format
 from humming.core import presets
 from humming.core.dtypes import DType
+from humming.core.launcher import programmatic_allowed
 from humming.devices.manager import DeviceManager, get_manager
 from humming.errors import InvalidInputError
 
@@ -44,26 +44,20 @@ def run(args: argparse.Namespace, manager: DeviceManager | None = None) -> int:
         out = verdict.to_json()
         if plan is not None or plan_error is not None:
             out["plan"] = {"kernel": plan.spec.describe(), "grid": plan.grid, "block": plan.block, "smem": plan.smem,
-                           "schedule": plan.schedule, "programmatic": _programmatic(caps), "why": list(plan.reasons)
-                           } if plan else {"error": plan_error}
+                           "schedule": plan.schedule, "programmatic": programmatic_allowed(caps),
+                           "why": list(plan.reasons)} if plan else {"error": plan_error}
         print(json.dumps(out, indent=2))
     else:
         print(render_verdict(verdict))
         if plan is not None:
             # The verdict above is what the capability offers; this is the kernel humming has and would run.
             print("\nkernel plan (the kernel humming runs for this GEMM, from the target's tuner):\n" + plan.explain())
-            if _programmatic(caps):
+            if programmatic_allowed(caps):  # every dense kernel waits where the target has the instructions
                 print("launch: programmatic (it may start while the kernel before it finishes, and waits for it before "
                       "reading anything: memory.programmatic_launch; HUMMING_PDL=0 turns it off)")
         elif plan_error is not None:
             print(f"\nno kernel: {plan_error}")
     return 0 if verdict.ok and plan_error is None else 2
-
-
-def _programmatic(caps) -> bool:
-    """Whether the dense kernels launch programmatically on this target (ops._programmatic, whose other condition,
-    the kernel's exported wait, every dense kernel meets where the target has the instructions)."""
-    return caps.memory.programmatic_launch is True and knobs.programmatic_launch.get()
 
 
 def _plan(args: argparse.Namespace, caps, verdict: Verdict, manager: DeviceManager):

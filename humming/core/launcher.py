@@ -33,6 +33,7 @@ import struct
 import threading
 from typing import Any, Callable, Sequence
 
+from humming import knobs
 from humming.capabilities.model import Target
 from humming.core.codegen import PARAM_KINDS as KIND_SIZES
 from humming.core.resources import KernelResources, ParamSlot, exported_constants, kernel_resources, parse_elf
@@ -44,6 +45,12 @@ DEFAULT_SMEM_LIMIT = 48 * 1024
 PORTABLE_CLUSTER = 8
 
 Dims = int | Sequence[int]
+
+
+def programmatic_allowed(caps: Any) -> bool:
+    """Whether kernels that wait for the grid before them may be launched programmatically on a device of ``caps``
+    (a DeviceCapabilities): it has the instructions (memory.programmatic_launch) and HUMMING_PDL leaves it on."""
+    return caps.memory.programmatic_launch is True and knobs.programmatic_launch.get()
 
 
 @functools.lru_cache(maxsize=1)
