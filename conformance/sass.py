@@ -193,9 +193,14 @@ def disassemble(cubin: bytes) -> str:
 _LINE = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Za-z0-9_.]*)")
 
 
+def opcodes_in_order(sass: str) -> list[str]:
+    """Every instruction's full opcode (``HMMA.16816.F32.BF16``), in program order."""
+    return [m.group(1) for m in _LINE.finditer(sass)]
+
+
 def opcodes(sass: str) -> Counter[str]:
-    """Every instruction's full opcode (``HMMA.16816.F32.BF16``) with its count."""
-    return Counter(m.group(1) for m in _LINE.finditer(sass))
+    """Every instruction's full opcode with its count."""
+    return Counter(opcodes_in_order(sass))
 
 
 #: An instruction with its operands (up to the semicolon).

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conformance.sass import unwritten_uniform_registers
+from conformance.sass import opcodes_in_order, unwritten_uniform_registers
 from humming import knobs
 from humming.core import dtypes, presets
 from humming.core.build import compile_many, compile_spec
@@ -149,16 +149,6 @@ GLOBAL_MEMORY_OPS = {"LDG", "STG", "LDGSTS", "ATOM", "ATOMG", "RED", "REDG", "LD
                      "UTMAPF", "UBLKCP", "UBLKPF"}
 
 
-def _opcodes(sass: str) -> list[str]:
-    """The base opcode of each instruction of a disassembly, in program order (predicates and suffixes dropped)."""
-    out = []
-    for line in sass.splitlines():
-        m = re.match(r"\s+/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_]+)", line)
-        if m:
-            out.append(m.group(1))
-    return out
-
-
 def test_kernels_wait_for_the_grid_before_them_before_touching_global_memory(compiled, tmp_path: Path) -> None:
     # A programmatic launch (ops.launch, HUMMING_PDL) starts a kernel while the one before it in the stream still
     # runs: its first global access must come after griddepcontrol.wait (ACQBULK), and it lets the next grid launch
@@ -171,7 +161,7 @@ def test_kernels_wait_for_the_grid_before_them_before_touching_global_memory(com
     for i, (spec, kernel) in enumerate(compiled):
         has = archs.capabilities(spec.target.arch).memory.programmatic_launch
         assert kernel.exports["waits_for_prior_grids"] == int(bool(has)), spec.describe()
-        ops = _opcodes(_sass(tool, kernel.binary, tmp_path / f"g{i}.cubin"))
+        ops = [op.split(".")[0] for op in opcodes_in_order(_sass(tool, kernel.binary, tmp_path / f"g{i}.cubin"))]
         first = next(j for j, op in enumerate(ops) if op in GLOBAL_MEMORY_OPS)
         if not has:
             assert "ACQBULK" not in ops and "PREEXIT" not in ops, spec.describe()
