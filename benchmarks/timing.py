@@ -52,6 +52,10 @@ class Timer:
         return same
 
     def __call__(self, fn) -> float:
+        # The side stream does not wait for the default one by itself: without this, fn's first launches there run
+        # while the work that made its inputs (randn, quantize, pack) is still queued, and write its output into
+        # memory that work still uses (bench_wna16 --verify's zero rows at 8192 x 28672, NOTES-wna16 run 23).
+        torch.cuda.synchronize()
         with torch.cuda.stream(self.stream):  # warm on the capture stream too (per-stream workspaces)
             for _ in range(2):
                 fn()

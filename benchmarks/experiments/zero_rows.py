@@ -23,9 +23,13 @@ from humming.core.formats import QuantFormat  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
 
 
-def zero_rows(q) -> int:
+def zero_rows(q) -> str:
     w = quantized.dequantize(q, torch.float32)
-    return int((w.abs().amax(1) == 0).sum())
+    rows = (w.abs().amax(1) == 0).nonzero().flatten()
+    if rows.numel() == 0:
+        return "0"
+    zs = int((q.scales.float() == 0).sum())
+    return f"{rows.numel()} (first {int(rows[0])}, last {int(rows[-1])}; zero scales {zs} of {q.scales.numel()})"
 
 
 def main() -> None:
