@@ -57,17 +57,18 @@ def _product(xd: torch.Tensor, wd: torch.Tensor, bias: torch.Tensor | None) -> t
     return out
 
 
-def check_gemm(out: torch.Tensor, x: torch.Tensor, qweight: QuantizedTensor, bias: torch.Tensor | None = None) -> None:
+def check_gemm(out: torch.Tensor, x: torch.Tensor, qweight: QuantizedTensor, bias: torch.Tensor | None = None, *,
+               carried: torch.Tensor | None = None) -> None:
     """Raise AssertionError (tolerances.check's message, naming the worst element) where ``out`` [M, N] lies outside
     the tolerance of the float64 reference of 16-bit ``x`` [M, K] and ``qweight`` (+ ``bias``): the rule of x's dtype,
-    the weight dtype and out's dtype, written down once in humming.core.tolerances."""
+    the weight dtype and out's dtype, written down once in humming.core.tolerances (``carried``: tolerances.check's)."""
     act, out_dt = dtypes.DType.parse(x.dtype), dtypes.DType.parse(out.dtype)
     if act not in (dtypes.f16, dtypes.bf16) or out_dt not in (dtypes.f16, dtypes.bf16):
         raise InvalidInputError(f"check_gemm: x is {x.dtype} and out {out.dtype}; allowed: torch.float16, "
                                 "torch.bfloat16 (formats with 16-bit activations)")
     xd, wd = reference_operands(x, qweight)
     tol = tolerances.tolerance(act, qweight.format.weight.dtype, out_dt)
-    tolerances.check(out, _product(xd, wd, bias), xd, wd, tol)
+    tolerances.check(out, _product(xd, wd, bias), xd, wd, tol, carried=carried)
 
 
 def quantization_error_bound(w: torch.Tensor, q: QuantizedTensor) -> tuple[torch.Tensor, torch.Tensor]:

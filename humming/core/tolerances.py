@@ -25,6 +25,12 @@ accumulation error about u_acc * sqrt(K) * mag (partial sums grow like sqrt(k)).
 six standard deviations (a one-in-10**9 miss for Gaussian-like errors), still below what a real bug costs: a
 wrong or dropped scale group moves an output by about mag / sqrt(K / group), 0.18 mag for K = 4096 in groups
 of 128, eight times the loosest allowance (bf16: 6 * 2**-8 = 0.023 mag) and hundreds of times the others.
+
+A kernel that leaves a constant zero on its f32 partial sums (dequant/route.cuh kZeroOnSums: the MMA takes the
+codes as 128 + c, and the sums lose (128 + zero) x scale x sum(a) afterwards) accumulates products of those carried
+weights too, so its accumulation error scales with them: ``check(..., carried=)`` puts their magnitude into the
+accumulation term, mag_acc = sqrt(sum_k (x (|w| + |carried|))^2). It matters where w is small beside them: a row
+whose codes are all its zero but whose scales are not comes out at ~u_acc * sqrt(K) * mag_acc, not 0.
 """
 
 from __future__ import annotations
@@ -56,9 +62,11 @@ class Tolerance:
     out_rtol: float  # one ulp of the output dtype, relative
     out_atol: float = 0.0  # the output dtype's smallest subnormal: its resolution near zero
 
-    def bound(self, ref: torch.Tensor, mag: torch.Tensor, k: int) -> torch.Tensor:
-        """The allowed |out - ref| per element (float64)."""
-        return self.out_atol + self.out_rtol * ref.abs() + SIGMAS * (self.operand_eps + self.accum_eps * math.sqrt(k)) * mag
+    def bound(self, ref: torch.Tensor, mag: torch.Tensor, k: int, mag_acc: torch.Tensor | None = None) -> torch.Tensor:
+        """The allowed |out - ref| per element (float64); ``mag_acc``: the accumulation's magnitude where it is not
+        ``mag`` (sums that carry more than the products: the module docstring)."""
+        acc = mag if mag_acc is None else mag_acc
+        return self.out_atol + self.out_rtol * ref.abs() + SIGMAS * (self.operand_eps * mag + self.accum_eps * math.sqrt(k) * acc)
 
 
 def _weight_dtypes() -> tuple[DType, ...]:
@@ -99,15 +107,20 @@ def magnitude(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return torch.sqrt((xd * xd) @ (wd * wd).T)
 
 
-def check(out: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, w: torch.Tensor, tol: Tolerance) -> None:
+def check(out: torch.Tensor, ref: torch.Tensor, x: torch.Tensor, w: torch.Tensor, tol: Tolerance, *,
+          carried: torch.Tensor | None = None) -> None:
     """Raise AssertionError naming the worst element when ``out`` is outside ``tol`` of ``ref``.
 
     ``x`` [M, K] and ``w`` [N, K] are the operands the reference used (``reference.reference_operands``).
+    ``carried`` [N, K]: weights the kernel's f32 sums carry beside w and take out again (module docstring).
     """
     if out.shape != ref.shape:
         raise AssertionError(f"output shape {list(out.shape)} != reference shape {list(ref.shape)}")
+    if carried is not None and carried.shape != w.shape:
+        raise InvalidInputError(f"check: carried must be shaped like w {list(w.shape)}, got {list(carried.shape)}")
     diff = (out.to(torch.float64) - ref.to(torch.float64)).abs()
-    allowed = tol.bound(ref.to(torch.float64), magnitude(x, w), x.shape[1])
+    mag_acc = None if carried is None else magnitude(x, w.to(torch.float64).abs() + carried.to(w.device, torch.float64).abs())
+    allowed = tol.bound(ref.to(torch.float64), magnitude(x, w), x.shape[1], mag_acc)
     bad = ~(diff <= allowed)  # NaN in out fails too
     if bool(bad.any()):
         ratio = torch.where(bad, torch.nan_to_num(diff / allowed.clamp_min(1e-300), nan=math.inf), 0.0)
