@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -24,7 +24,7 @@ from humming.core.packing import LAYOUT, PackedWeight
 from humming.core.plan import GemmTuner, KernelPlan
 from humming.core.problem import GemmProblem
 from humming.core.torch_op import HummingOp
-from humming.errors import InvalidInputError, UnsupportedError
+from humming.errors import InvalidInputError, LaunchError, UnsupportedError
 
 _TORCH = {dtypes.f16: torch.float16, dtypes.bf16: torch.bfloat16}
 _CODES = (dtypes.f16, dtypes.bf16)  # dtype <-> the int the op schema carries
@@ -127,6 +127,8 @@ _plans: dict[tuple, KernelPlan] = {}
 _workspaces: dict[tuple[int, int, bool], tuple[torch.Tensor, torch.Tensor]] = {}
 #: Workspaces replaced by larger ones stay allocated: a captured CUDA graph still launches with their addresses.
 _retired: list[torch.Tensor] = []
+#: Per device, the stream that fills workspaces made while the current stream is capturing a CUDA graph.
+_fill_streams: dict[int, torch.cuda.Stream] = {}
 _lock = threading.Lock()
 
 
@@ -142,26 +144,60 @@ def plan_for(problem: GemmProblem, device: int = 0) -> KernelPlan:
     return plan
 
 
+def _filled_now(device: int, make: Callable[[], torch.Tensor]) -> torch.Tensor:
+    """``make()``'s tensor, allocated and filled in memory any stream and any graph may use from now on.
+
+    Outside a capture, ``make`` runs on the current stream, ordered before the launch that needs it. While the current
+    stream captures a CUDA graph, its allocation would come from that graph's private pool and its fill would exist
+    only as a node of that graph: a second graph captured on the same stream, replayed without the first, or an eager
+    launch on it, would find the workspace made and never filled. So it runs on a stream outside the capture (the
+    regular pool), which the host waits for; the thread's capture mode is relaxed meanwhile, as for any allocation
+    torch makes during a capture.
+    """
+    if not torch.cuda.is_current_stream_capturing():
+        return make()
+    from humming.core.launcher import _driver
+
+    drv = _driver()
+    err, mode = drv.cuThreadExchangeStreamCaptureMode(drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)
+    if err != drv.CUresult.CUDA_SUCCESS:
+        raise LaunchError(f"workspace for a launch inside a CUDA graph capture: cuThreadExchangeStreamCaptureMode "
+                          f"failed ({err})")
+    try:
+        with _lock:
+            side = _fill_streams.get(device)
+            if side is None:
+                side = _fill_streams[device] = torch.cuda.Stream(device)
+        with torch.cuda.stream(side):
+            made = make()
+        side.synchronize()
+    finally:
+        drv.cuThreadExchangeStreamCaptureMode(mode)
+    return made
+
+
 def _workspace(device: int, stream: int, floats: int, counters: int,
                sentinel: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Scratch per (device, stream, kind): f32 partial-sum slots and int32 counters (zero, kept zero).
 
     ``sentinel``: the slots of the decode form's plans, which wait for partials to land (epilogue/finish.cuh): all-ones
     words (its kSentinel, "not written yet") between launches, which those kernels write back after reading, so
-    they are filled once, here. Other plans' slots hold anything: a kernel of the other protocol must not share them.
+    they are filled once, here (_filled_now: at once, even while the stream captures a graph). Other plans' slots hold
+    anything: a kernel of the other protocol must not share them.
     """
     key = (device, stream, sentinel)
     ws, cnt = _workspaces.get(key, (None, None))
+    where = f"cuda:{device}"
     if ws is None or ws.numel() < max(floats, 1):
         if ws is not None:
             _retired.append(ws)
         size = max(floats, 1 << 16)
-        ws = (torch.full((size,), -1, dtype=torch.int32, device=f"cuda:{device}").view(torch.float32) if sentinel
-              else torch.empty(size, dtype=torch.float32, device=f"cuda:{device}"))
+        ws = _filled_now(device, lambda: torch.full((size,), -1, dtype=torch.int32, device=where).view(torch.float32)
+                         if sentinel else torch.empty(size, dtype=torch.float32, device=where))
     if cnt is None or cnt.numel() < max(counters, 1):
         if cnt is not None:
             _retired.append(cnt)
-        cnt = torch.zeros(max(counters, 4096), dtype=torch.int32, device=f"cuda:{device}")
+        cnt = _filled_now(device, lambda: torch.zeros(max(counters, 4096), dtype=torch.int32, device=where))
     _workspaces[key] = (ws, cnt)
     return ws, cnt
 

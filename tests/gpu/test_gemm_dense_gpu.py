@@ -274,6 +274,50 @@ def test_public_gemm_handles_leading_dims_bias_and_cuda_graphs(lead: tuple[int, 
     assert torch.equal(static_y, again), "a graph replay differs from an eager call on the same input"
 
 
+#: (M, N, K) whose plans on the H200 use the scratch workspace: the decode form's sentinel slots (split-K, M = 1) and
+#: a split tile's partial slots and counters (M = 64).
+WORKSPACE_CASES = [(1, *SPLIT_K_SHAPE), (64, 8192, 8192)]
+
+
+@pytest.mark.parametrize("m,n,k", WORKSPACE_CASES, ids=lambda v: str(v))
+def test_a_workspace_first_needed_in_a_capture_serves_other_graphs_and_eager_launches(m: int, n: int, k: int) -> None:
+    # A stream's first launch inside a CUDA graph capture makes that stream's workspace (ops._workspace). Its initial
+    # state (sentinel words, zero counters) must be in memory at once, not only in the capturing graph: a second graph
+    # captured on the same stream, replayed without the first, and an eager launch on that stream find the workspace
+    # made and run on it.
+    import humming.ops as hg
+
+    fmt = FORMATS["s4_g128"]
+    gen = torch.Generator(device="cuda")
+    gen.seed()
+    q = _quantize(fmt, n, k, gen)
+    pw = packing.pack(q, dtypes.bf16)
+    b = torch.randn(n, device="cuda", generator=gen).to(torch.bfloat16)
+    xs = [torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(3)]
+    from humming.core.problem import GemmProblem
+
+    plan = hg.plan_for(GemmProblem(m, n, k, fmt, dtypes.bf16, dtypes.bf16, True))
+    assert plan.workspace_floats > 0 or plan.counters > 0, f"{plan.schedule}: this case is about the workspace"
+    hg.gemm(xs[0], pw, b)  # compile and load on the default stream
+    torch.cuda.synchronize()
+    stream = torch.cuda.Stream()  # no launch has used it: its workspace is made inside the first capture
+    outs, graphs = [], []
+    for i in range(2):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=stream):
+            outs.append(hg.gemm(xs[i], pw, b))
+        graphs.append(g)
+    outs[1].fill_(float("nan"))
+    graphs[1].replay()  # the second graph alone: the first, whose capture made the workspace, never runs
+    torch.cuda.synchronize()
+    reference.check_gemm(outs[1], xs[1], q, b)
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        y = hg.gemm(xs[2], pw, b)  # eager on that stream
+    torch.cuda.synchronize()
+    reference.check_gemm(y, xs[2], q, b)
+
+
 @pytest.mark.parametrize("m", [1, 16, 64, 300])
 def test_a_chain_launched_programmatically_reads_each_input_after_it_is_written(m: int) -> None:
     # With programmatic dependent launch (HUMMING_PDL, where the device has it) each GEMM may start while the one
