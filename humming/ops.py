@@ -19,12 +19,12 @@ from humming.capabilities.model import DeviceCapabilities
 from humming.core import dtypes
 from humming.core.dtypes import DType
 from humming.core.formats import WeightFormat
-from humming.core.launcher import programmatic_allowed
+from humming.core.launcher import programmatic_allowed, relaxed_capture
 from humming.core.packing import LAYOUT, PackedWeight
 from humming.core.plan import GemmTuner, KernelPlan
 from humming.core.problem import GemmProblem
 from humming.core.torch_op import HummingOp
-from humming.errors import InvalidInputError, LaunchError, UnsupportedError
+from humming.errors import InvalidInputError, UnsupportedError
 
 _TORCH = {dtypes.f16: torch.float16, dtypes.bf16: torch.bfloat16}
 _CODES = (dtypes.f16, dtypes.bf16)  # dtype <-> the int the op schema carries
@@ -156,14 +156,7 @@ def _filled_now(device: int, make: Callable[[], torch.Tensor]) -> torch.Tensor:
     """
     if not torch.cuda.is_current_stream_capturing():
         return make()
-    from humming.core.launcher import _driver
-
-    drv = _driver()
-    err, mode = drv.cuThreadExchangeStreamCaptureMode(drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)
-    if err != drv.CUresult.CUDA_SUCCESS:
-        raise LaunchError(f"workspace for a launch inside a CUDA graph capture: cuThreadExchangeStreamCaptureMode "
-                          f"failed ({err})")
-    try:
+    with relaxed_capture():
         with _lock:
             side = _fill_streams.get(device)
             if side is None:
@@ -171,8 +164,6 @@ def _filled_now(device: int, make: Callable[[], torch.Tensor]) -> torch.Tensor:
         with torch.cuda.stream(side):
             made = make()
         side.synchronize()
-    finally:
-        drv.cuThreadExchangeStreamCaptureMode(mode)
     return made
 
 

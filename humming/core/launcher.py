@@ -26,12 +26,13 @@ Prepare a kernel before capturing it in a graph: loading a module is not a strea
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import numbers
 import struct
 import threading
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from humming import knobs
 from humming.capabilities.model import Target
@@ -215,6 +216,22 @@ class _DeviceState:
         self.configs: dict[tuple, Any] = {}
 
 
+@contextlib.contextmanager
+def relaxed_capture() -> Iterator[None]:
+    """This thread's stream-capture mode relaxed for the block, then restored. While a thread captures a CUDA graph in
+    the global mode (torch's default), the driver refuses calls that add nothing to the graph but might synchronize:
+    loading a library, setting a function attribute, allocating, waiting for a stream outside the capture. A first
+    launch or a first workspace inside a capture needs them; outside a capture the mode changes nothing."""
+    drv = _driver()
+    err, previous = drv.cuThreadExchangeStreamCaptureMode(drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)
+    if err != drv.CUresult.CUDA_SUCCESS:
+        raise LaunchError(f"cuThreadExchangeStreamCaptureMode failed: {_error_name(err)}")
+    try:
+        yield
+    finally:
+        drv.cuThreadExchangeStreamCaptureMode(previous)
+
+
 def _ensure_context(device: int) -> None:
     """Make the device's primary context (the one torch uses) current on this thread if none is."""
     drv = _driver()
@@ -284,16 +301,17 @@ class CompiledKernel:
                 return state
             drv = _driver()
             _ensure_context(device)
-            if self._library is None:
-                result = drv.cuLibraryLoadData(self.binary, None, None, 0, None, None, 0)
-                if result[0]:
-                    raise LaunchError(self._load_message(result[0], device))
-                self._library = result[1]
-                self._kernel = _ok(drv.cuLibraryGetKernel(self._library, self.function.encode()),
-                                   f"cuLibraryGetKernel({self.function})")
-            function = _ok(drv.cuKernelGetFunction(self._kernel), f"cuKernelGetFunction({self.function})")
-            if hasattr(drv, "cuFuncLoad"):  # CUDA 12.4+: finish lazy loading now, not inside a graph capture
-                _ok(drv.cuFuncLoad(function), f"cuFuncLoad({self.function})")
+            with relaxed_capture():  # a first launch may come inside a CUDA graph capture
+                if self._library is None:
+                    result = drv.cuLibraryLoadData(self.binary, None, None, 0, None, None, 0)
+                    if result[0]:
+                        raise LaunchError(self._load_message(result[0], device))
+                    self._library = result[1]
+                    self._kernel = _ok(drv.cuLibraryGetKernel(self._library, self.function.encode()),
+                                       f"cuLibraryGetKernel({self.function})")
+                function = _ok(drv.cuKernelGetFunction(self._kernel), f"cuKernelGetFunction({self.function})")
+                if hasattr(drv, "cuFuncLoad"):  # CUDA 12.4+: finish lazy loading here, not at the launch itself
+                    _ok(drv.cuFuncLoad(function), f"cuFuncLoad({self.function})")
             state = _DeviceState(function, device)
             self._states[device] = state
         if self.default_smem > state.smem_set:
@@ -323,7 +341,8 @@ class CompiledKernel:
                 alternatives=["a configuration with fewer stages or smaller tiles"])
         drv = _driver()
         attr = drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        _ok(drv.cuFuncSetAttribute(state.function, attr, smem), "cuFuncSetAttribute(max dynamic smem)")
+        with relaxed_capture():
+            _ok(drv.cuFuncSetAttribute(state.function, attr, smem), "cuFuncSetAttribute(max dynamic smem)")
         state.smem_set = smem
 
     def _packer(self, types: tuple) -> _Packer:

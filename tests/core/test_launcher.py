@@ -157,6 +157,7 @@ class RecordingDriver:
         self.launch_result = launch_result
         self.packed: list[list[bytes]] = []
         self.slots: list[ParamSlot] = []
+        self.capture_mode = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL  # this thread's
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("cu") and name[2:3].isupper():
@@ -167,6 +168,9 @@ class RecordingDriver:
         self.calls.append((name, args))
         if name == "cuCtxGetCurrent":
             return (0, 0x1234)
+        if name == "cuThreadExchangeStreamCaptureMode":
+            previous, self.capture_mode = self.capture_mode, args[0]
+            return (0, previous)
         if name in ("cuLibraryLoadData", "cuLibraryGetKernel", "cuKernelGetFunction", "cuDeviceGet"):
             return (0, f"{name}-handle")
         if name == "cuDeviceGetAttribute":
@@ -205,6 +209,15 @@ def test_a_launch_loads_once_opts_in_to_the_exported_smem_and_passes_the_values(
     kernel.launch((5, 1), (1024,), None, (out, x, y, 0.5, 7))
     names = drv.names()
     assert names.count("cuLibraryLoadData") == 1 and names.count("cuKernelGetFunction") == 1
+    # Loading and the smem opt-in run with the thread's capture mode relaxed (a first launch may come inside a CUDA
+    # graph capture, where the global mode refuses them), and the mode is restored after each.
+    modes = [a[0] for n, a in drv.calls if n == "cuThreadExchangeStreamCaptureMode"]
+    relaxed, global_ = (drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED,
+                        drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL)
+    assert modes == [relaxed, global_, relaxed, global_] and drv.capture_mode == global_
+    exchanges = [i for i, n in enumerate(names) if n == "cuThreadExchangeStreamCaptureMode"]
+    assert exchanges[0] < names.index("cuLibraryLoadData") < names.index("cuFuncLoad") < exchanges[1]
+    assert exchanges[2] < names.index("cuFuncSetAttribute") < exchanges[3]
     assert ("cuFuncSetAttribute", ("cuKernelGetFunction-handle",
             drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 65536)) in drv.calls
     launches = [a for n, a in drv.calls if n == "cuLaunchKernel"]

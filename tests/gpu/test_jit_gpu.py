@@ -173,3 +173,25 @@ def test_a_cluster_launch_runs_where_the_target_has_clusters(device):
 
 
 # The host cost of a launch is measured by benchmarks/jit_compile.py (a timed assertion is not a benchmark).
+
+
+def test_a_kernel_first_launched_inside_a_graph_capture_loads_there_and_replays(device):
+    # A first launch loads the kernel's library and opts in to its shared memory (CompiledKernel._state). Inside a CUDA
+    # graph capture in torch's default (global) mode those driver calls run under a relaxed capture mode
+    # (launcher.relaxed_capture), so the kernel loads and only its launch goes into the graph.
+    if (device.capabilities.limits.shared_memory_per_block_optin or 0) < 65536:
+        pytest.skip(f"{device.target.arch} allows less than 64 KiB of shared memory per block")
+    spec = ToyAxpySpec(target=device.target, dtype=dtypes.f32, vec=8, block=1024)  # 64 KiB: the opt-in too
+    with knobs.scope(HUMMING_KERNEL_DEFINES=[f"HM_TEST_FRESH={os.getpid()}{torch.randint(1 << 30, ()).item()}"]):
+        kernel = compile_spec(spec)  # a source of its own: a kernel no launch of this process has loaded
+    assert not kernel._states
+    x, y = torch.randn(70_001, device="cuda"), torch.randn(70_001, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    blocks = -(-x.numel() // kernel.exports["tile"])
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        kernel.launch(blocks, spec.block, None, (out, x, y, 0.25, x.numel()))
+    assert kernel._states and bool(torch.isnan(out).all())  # loaded during the capture; nothing ran yet
+    graph.replay()
+    torch.cuda.synchronize()
+    close(out, expected(x, y, 0.25), dtypes.f32)
