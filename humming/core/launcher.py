@@ -21,7 +21,8 @@ Host cost: loading, the smem opt-in and the argument layout are settled once (pe
 types); a launch then packs the values with one ``struct.pack_into`` into a buffer whose parameter pointers
 are prepared, and makes one driver call (cuLaunchKernel, or cuLaunchKernelEx for a cluster, a cooperative or a
 programmatic launch).
-Prepare a kernel before capturing it in a graph: loading a module is not a stream operation.
+Loading a module is not a stream operation: a first launch inside a CUDA graph capture loads the kernel with the
+thread's capture mode relaxed (relaxed_capture), and prepare() before capturing keeps the load out of it.
 """
 
 from __future__ import annotations
