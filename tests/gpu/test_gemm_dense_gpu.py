@@ -54,6 +54,7 @@ FORMATS: dict[str, WeightFormat] = {
 EXTRA_FORMATS: dict[str, WeightFormat] = {
     "s4_g64": wf("s4", "group", "bf16", 64),  # kZeroOnSums' parts of four k16 steps
     "s4_g256": wf("s4", "group", "bf16", 256),  # a group over both k-warps of a stage
+    "s4_g128_bf16": wf("s4", "group", "bf16", 128),
 }
 MS = (1, 7, 16, 33, 128, 1000, 4096)
 #: (N, K): N not a multiple of 64, K a multiple of 128 (group formats) or only of 64 (padded inside a
@@ -77,7 +78,14 @@ def _quantize(fmt: WeightFormat, n: int, k: int, gen: torch.Generator) -> quanti
 
 def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias: bool, out: dtypes.DType,
          kernel: type | None = None, tile: object = None, schedule: str | None = None,
-         row_exponents: tuple[int, int] | None = None, x_offset: float = 0.0) -> None:
+         row_exponents: tuple[int, int] | None = None, x_offset: float = 0.0, zero_code_rows: bool = False):
+    """Quantize, pack, launch and check one case against the reference; returns the plan launched.
+
+    ``zero_code_rows``: an eighth of the weight rows get codes that are all 0 under their non-zero scales; a plan that
+    leaves the zero on its partial sums is then judged with the offsets its sums carry (tolerances.check's carried=).
+    """
+    import dataclasses
+
     from humming.core.problem import GemmProblem
     from humming.ops import _device, launch
 
@@ -87,6 +95,10 @@ def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias
     seed = gen.initial_seed()
     n, k = shape[0], _k_for(fmt, shape[1])
     q = _quantize(fmt, n, k, gen)
+    if zero_code_rows:
+        data = q.data.clone()
+        data[torch.randperm(n, device="cuda", generator=gen)[: n // 8]] = 0  # codes of 0 (two's complement nibbles)
+        q = dataclasses.replace(q, data=data)
     pw = packing.pack(q, act)
     x = torch.randn(m, k, device="cuda", generator=gen) + x_offset
     if row_exponents is not None:  # row i times 2^e_i, e spread evenly over the range
@@ -101,13 +113,17 @@ def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias
         caps, tuner, sms = _device(torch.cuda.current_device())
         chosen = {} if kernel is None else {"tile": tile, "kernel": kernel}
         plan = tuner.plan(GemmProblem(m, n, k, fmt, act, out, bias), caps, sms, schedule=schedule, **chosen)
-    launch(c, x2, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, b, fmt, n, k, plan)
+    plan = launch(c, x2, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, b, fmt, n, k, plan)
     torch.cuda.synchronize()
     assert not bool(torch.isnan(c).any()), f"seed {seed}: {int(torch.isnan(c).sum())} outputs never written"
+    carried = None
+    if zero_code_rows and plan.spec.zero_on_sums():  # the MMA took 128 + (c + 8): the sums carry 136 x scale
+        carried = (136.0 * q.scales.float()).repeat_interleave(fmt.scale.group, dim=1)
     try:
-        reference.check_gemm(c, x, q, b)
+        reference.check_gemm(c, x, q, b, carried=carried)
     except AssertionError as exc:
         raise AssertionError(f"{fmt_id} {act} M={m} N={n} K={k} seed {seed}: {exc}") from None
+    return plan
 
 
 def compile_all() -> None:
@@ -214,29 +230,8 @@ def test_one_token_s4_keeps_its_zero_on_the_sums_within_tolerance(act: dtypes.DT
 # subtracts the zero from every operand and stays within the plain table.
 @pytest.mark.parametrize("m", [1, 16])
 def test_rows_of_zero_codes_under_nonzero_scales(m: int) -> None:
-    import dataclasses
-
-    from humming.ops import launch, plan_for
-    from humming.core.problem import GemmProblem
-
-    fmt = wf("s4", "group", "bf16", 128)
-    gen = torch.Generator(device="cuda")
-    gen.seed()
-    n, k = 4096, 8192
-    q = _quantize(fmt, n, k, gen)
-    data = q.data.clone()
-    rows = torch.randperm(n, device="cuda", generator=gen)[: n // 8]
-    data[rows] = 0  # s4 codes of 0 (two's complement nibbles)
-    q = dataclasses.replace(q, data=data)
-    pw = packing.pack(q, dtypes.bf16)
-    x = torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16)
-    b = torch.randn(n, device="cuda", generator=gen).to(torch.bfloat16)
-    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-    plan = plan_for(GemmProblem(m, n, k, fmt, dtypes.bf16, dtypes.bf16, True))
+    plan = _run("s4_g128_bf16", dtypes.bf16, m, (4096, 8192), bias=True, out=dtypes.bf16, zero_code_rows=True)
     assert plan.spec.zero_on_sums() == (m == 1)  # the route this test is about
-    launch(c, x, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, b, fmt, n, k, plan)
-    carried = (136.0 * q.scales.float()).repeat_interleave(128, dim=1) if m == 1 else None
-    reference.check_gemm(c, x, q, b, carried=carried)
 
 
 @pytest.mark.parametrize("out", [dtypes.f16, dtypes.bf16], ids=str)
