@@ -415,3 +415,57 @@ def test_tma_activations_match_the_reference(fmt_id: str, m: int) -> None:
             _run(fmt_id, act, m, shape, bias=i % 2 == 1, out=act, kernel=GemmDenseWgmmaWideTmaSpec,
                  tile=wide_tile(2, 1, 256, 5, producer=1))
 
+
+
+#: The issue's largest M with N and K large enough that the activations' and the output's byte offsets pass 2^31
+#: (65536 x 16512 and 65536 x 16448 bf16 elements: 2.16 GB each), so a 32-bit offset anywhere in a loader, a tensor
+#: map or a store would land on the wrong rows. The reference (float64 of the dequantized weights) is computed for
+#: sampled rows only, among them those on both sides of 2^31 bytes; every output is checked to have been written.
+LARGE_M, LARGE_N, LARGE_K = 65536, 16448, 16512
+
+
+def _large_m_rows(gen: torch.Generator) -> torch.Tensor:
+    over_x = (1 << 31) // (LARGE_K * 2)  # the first row of x whose first byte lies past 2^31
+    over_c = (1 << 31) // (LARGE_N * 2)  # the same for the output
+    fixed = [0, 1, 255, 256, over_x - 1, over_x, over_x + 1, over_c - 1, over_c, over_c + 1, LARGE_M - 1]
+    drawn = torch.randint(0, LARGE_M, (21,), device="cuda", generator=gen)
+    return torch.cat([torch.tensor(fixed, device="cuda"), drawn]).unique()
+
+
+@pytest.mark.parametrize("kernel", ["tuner", "mma.sync"])
+def test_the_largest_m_with_operands_past_two_gigabytes(kernel: str) -> None:
+    """The tuner's kernel for this GEMM on the device (on sm_90a the wide wgmma form with TMA activations) and the
+    mma.sync tile the tuner takes for compute-bound M on sm_80 .. sm_89 (GemmDenseSpec, cp.async activations)."""
+    from humming.core.problem import GemmProblem
+    from humming.kernels.gemm_dense import GemmDenseSpec, Tile
+    from humming.ops import _device, launch
+
+    free, _ = torch.cuda.mem_get_info()
+    if free < 12 << 30:
+        pytest.skip(f"needs ~12 GiB of free device memory, {free >> 30} GiB free")
+    fmt, act = FORMATS["s4_g128"], dtypes.bf16
+    gen = torch.Generator(device="cuda")
+    gen.seed()
+    seed = gen.initial_seed()
+    q = _quantize(fmt, LARGE_N, LARGE_K, gen)
+    pw = packing.pack(q, act)
+    x = torch.empty(LARGE_M, LARGE_K, device="cuda", dtype=torch.bfloat16)
+    for r0 in range(0, LARGE_M, 8192):  # drawn in parts: a float32 draw of the whole would take 4.3 GB more
+        x[r0:r0 + 8192] = torch.randn(min(8192, LARGE_M - r0), LARGE_K, device="cuda", generator=gen)
+    b = torch.randn(LARGE_N, device="cuda", generator=gen).to(torch.bfloat16)
+    c = torch.full((LARGE_M, LARGE_N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    plan = None
+    if kernel == "mma.sync":
+        caps, tuner, sms = _device(torch.cuda.current_device())
+        problem = GemmProblem(LARGE_M, LARGE_N, LARGE_K, fmt, act, act, True)
+        plan = tuner.plan(problem, caps, sms, kernel=GemmDenseSpec, tile=Tile(2, 4, 4, 1, 1, 64, 4, 8, 1))
+    plan = launch(c, x, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, b, fmt, LARGE_N, LARGE_K, plan)
+    torch.cuda.synchronize()
+    assert (kernel == "mma.sync") == (type(plan.spec) is GemmDenseSpec), plan.spec
+    unwritten = int(torch.isnan(c).sum())
+    assert unwritten == 0, f"seed {seed}: {unwritten} outputs never written by {plan.spec}"
+    rows = _large_m_rows(gen)
+    try:
+        reference.check_gemm(c.index_select(0, rows), x.index_select(0, rows), q, b)
+    except AssertionError as exc:
+        raise AssertionError(f"{plan.spec} M={LARGE_M} seed {seed}, rows {rows.tolist()}: {exc}") from None
