@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture large-m conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -96,6 +96,10 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     check) timeout 300 python3 benchmarks/bench_wna16.py --check 2>&1 | tee "$OUT/check.txt" | tail -3 ;;
     ncu) bash benchmarks/ncu_wna16.sh s4_m1 --m 1 2>&1 | tee "$OUT/ncu.txt" | tail -40
       rm -f "$OUT"/*.ncu-rep ;;  # the pages and the per-instruction SASS table come back; the report would not
+    # the decode kernels at today's code: s4 M = 16 (the W4A16 blocker), s4 M = 1 and MXFP4 M = 1 beside it (run 24)
+    ncu-decode) { bash benchmarks/ncu_wna16.sh s4_m16 --m 16; bash benchmarks/ncu_wna16.sh s4_m1 --m 1
+      bash benchmarks/ncu_wna16.sh mxfp4_m1 --m 1 --format mxfp4; } 2>&1 | tee "$OUT/ncu-decode.txt" | tail -60
+      rm -f "$OUT"/*.ncu-rep ;;
     # the producer wgmma kernels: L2 throughput (the traffic reading of NOTES-wna16 run 7), tensor pipe, stalls
     ncu-wgmma) { bash benchmarks/ncu_wna16.sh wide_m1024 --m 1024; bash benchmarks/ncu_wna16.sh p512_m64 --m 64; } 2>&1 \
                  | tee "$OUT/ncu-wgmma.txt" | tail -60 ;;
