@@ -85,9 +85,11 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     zero-power) { timeout 150 python3 benchmarks/experiments/zero_weights_power.py --rounds 2
       timeout 100 python3 benchmarks/experiments/zero_weights_power.py --n 28672 --k 8192 --rounds 1; } 2>&1 \
       | tee "$OUT/zero-power.txt" ;;
-    # the swapped form with each m16 fragment's pairs dequantised right before its MMAs (HM_INTERLEAVE_MMA, run 24),
+    # the swapped form with each m16 fragment's pairs dequantised right before its MMAs (HM_INTERLEAVE_MMA of
+    # experiments/wna16-interleave-mma.patch, run 24: lost, 0-1.3% slower),
     # interleaved with the tuner's build, verified: s4 M = 16 on the three large shapes, MXFP4 M = 16, s4 M = 1
-    interleave) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"; T="tuner; tuner +HM_INTERLEAVE_MMA=1; tuner; tuner +HM_INTERLEAVE_MMA=1"
+    interleave) { patch -p1 -s < benchmarks/experiments/wna16-interleave-mma.patch || exit 1
+      P="python3 benchmarks/profile_wna16.py --reps 25 --verify"; T="tuner; tuner +HM_INTERLEAVE_MMA=1; tuner; tuner +HM_INTERLEAVE_MMA=1"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --m 16 --tiles "$T"; done
       timeout 100 $P --m 16 --format mxfp4 --tiles "$T"; timeout 100 $P --m 1 --tiles "$T"
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/interleave.txt" ;;

@@ -41,11 +41,6 @@
 #endif
 // Timing experiments only: 1 = no activation copies (the stage's A tile keeps whatever it held), to weigh the
 // activations' share of an SM's traffic (every n tile re-reads them).
-// Swapped form, timing only: 1 = each m16 fragment's four operand pairs dequantised right before its MMAs (source
-// order pairs 0-3, MMAs, pairs 4-7, MMAs ...), 0 = all sixteen pairs, then the MMAs. Same MMAs in the same order.
-#ifndef HM_INTERLEAVE_MMA
-#define HM_INTERLEAVE_MMA 0
-#endif
 #ifndef HM_NO_A_LOADS
 #define HM_NO_A_LOADS 0
 #endif
@@ -267,15 +262,6 @@ struct GemmDense {
         u32 w[B];
         memory::load_block_words<B>(w, sW + (ks * (BN / 64) + wn * FN + fn) * Stage::kBlockBytes, lane);
         u32 b[8][2];
-#if HM_INTERLEAVE_MMA && HM_ABLATE == 0
-        if constexpr (Cfg::kSwapAB) {
-          if constexpr (kAccScale)
-            dequant_then_mma<0>(w, b, scale[fn], zero, masks, fn, part.d[fn], x);
-          else
-            dequant_then_mma<0>(w, b, scale[fn], zero, masks, fn, acc.d[fn], x);
-          continue;
-        }
-#endif
         dequant_pairs<0>(w, b, scale[fn], zero, masks, fn);
 #if HM_ABLATE == 1 || HM_ABLATE == 3
 #pragma unroll
@@ -301,20 +287,6 @@ struct GemmDense {
     if constexpr (kAccScale) {
       if constexpr (kZeroOnSums) Terms::take_zero_offset(part, asum);
       Terms::apply(acc, part, scale);
-    }
-  }
-
-  // Swapped form (HM_INTERLEAVE_MMA): m16 fragment F's four operand pairs, then its MMAs, then fragment F + 1.
-  template <int F, class D>
-  static HM_DEVICE void dequant_then_mma(const u32 (&w)[Cfg::kWBits], u32 (&b)[8][2], const u32 (&scale)[8],
-                                         const Zero& z, const dequant::Masks& masks, int fn, D& d,
-                                         const u32 (&x)[2][2]) {
-    if constexpr (F < 4) {
-      dequant_pairs<4 * F, 4 * F + 4>(w, b, scale, z, masks, fn);
-      const u32 wa[4] = {b[2 * F][0], b[2 * F + 1][0], b[2 * F][1], b[2 * F + 1][1]};
-#pragma unroll
-      for (int h = 0; h < NB; ++h) arch::mma_m16n8k16(Act{}, d[F][h], wa, x[h]);
-      dequant_then_mma<F + 1>(w, b, scale, z, masks, fn, d, x);
     }
   }
 
