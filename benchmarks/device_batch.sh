@@ -86,7 +86,9 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       timeout 100 python3 benchmarks/experiments/zero_weights_power.py --n 28672 --k 8192 --rounds 1; } 2>&1 \
       | tee "$OUT/zero-power.txt" ;;
     # M = 16 on twice the warps: k split four ways in a CTA (1 x 2 x 4 warps, 128 registers, two CTAs an SM: four warps a
-    # scheduler against two), 3 or 2 stages of 256, against the tuner's tile (run 24)
+    # scheduler against two), 3 or 2 stages of 256, against the tuner's tile. Built in run 24 and not run there (no device
+    # was lent); it repeats run 9's decode-k4 (those tiles then spilled 28-150 bytes and lost 16-25%) on today's kernel,
+    # whose 3-stage build spills 8 bytes outside the loop
     k4-m16) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
       T="tuner; 1,1,2,1,4,256,3,8,2,2; 1,1,2,1,4,256,2,8,2,2; tuner; 1,1,2,1,4,256,3,8,2,2"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --m 16 --tiles "$T"; done
