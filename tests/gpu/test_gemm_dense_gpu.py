@@ -435,7 +435,8 @@ def _large_m_rows(gen: torch.Generator) -> torch.Tensor:
 @pytest.mark.parametrize("kernel", ["tuner", "mma.sync"])
 def test_the_largest_m_with_operands_past_two_gigabytes(kernel: str) -> None:
     """The tuner's kernel for this GEMM on the device (on sm_90a the wide wgmma form with TMA activations) and the
-    mma.sync tile the tuner takes for compute-bound M on sm_80 .. sm_89 (GemmDenseSpec, cp.async activations)."""
+    mma.sync 128 x 256 tile the tuner takes for compute-bound M on targets without wgmma whose blocks have >= 160 KiB
+    of shared memory (sm_80, sm_100 ...: GemmDenseSpec, cp.async activations)."""
     from humming.core.problem import GemmProblem
     from humming.kernels.gemm_dense import GemmDenseSpec, Tile
     from humming.ops import _device, launch
@@ -461,7 +462,7 @@ def test_the_largest_m_with_operands_past_two_gigabytes(kernel: str) -> None:
         plan = tuner.plan(problem, caps, sms, kernel=GemmDenseSpec, tile=Tile(2, 4, 4, 1, 1, 64, 4, 8, 1))
     plan = launch(c, x, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, b, fmt, LARGE_N, LARGE_K, plan)
     torch.cuda.synchronize()
-    assert (kernel == "mma.sync") == (type(plan.spec) is GemmDenseSpec), plan.spec
+    assert kernel == "tuner" or type(plan.spec) is GemmDenseSpec, plan.spec
     unwritten = int(torch.isnan(c).sum())
     assert unwritten == 0, f"seed {seed}: {unwritten} outputs never written by {plan.spec}"
     rows = _large_m_rows(gen)
