@@ -425,7 +425,7 @@ LARGE_M, LARGE_N, LARGE_K = 65536, 16448, 16512
 
 
 def _large_m_rows(gen: torch.Generator) -> torch.Tensor:
-    over_x = (1 << 31) // (LARGE_K * 2)  # the first row of x whose first byte lies past 2^31
+    over_x = (1 << 31) // (LARGE_K * 2)  # the row of x that holds byte 2^31 (the rows after it lie past it)
     over_c = (1 << 31) // (LARGE_N * 2)  # the same for the output
     fixed = [0, 1, 255, 256, over_x - 1, over_x, over_x + 1, over_c - 1, over_c, over_c + 1, LARGE_M - 1]
     drawn = torch.randint(0, LARGE_M, (21,), device="cuda", generator=gen)
