@@ -124,7 +124,9 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # the decode kernels at today's code: s4 M = 16 (the W4A16 blocker), s4 M = 1 and MXFP4 M = 1 beside it (run 24)
     ncu-decode) { bash benchmarks/ncu_wna16.sh s4_m16 --m 16; bash benchmarks/ncu_wna16.sh s4_m1 --m 1
       bash benchmarks/ncu_wna16.sh mxfp4_m1 --m 1 --format mxfp4; } 2>&1 | tee "$OUT/ncu-decode.txt" | tail -60
-      rm -f "$OUT"/*.ncu-rep ;;
+      # only the per-instruction tables come back beside the step's log: the device tool returns ~8 files a call (run
+      # 24 lost the M = 16 table to that), and the headline metrics are in the log
+      rm -f "$OUT"/*.ncu-rep "$OUT"/s4_m16.txt "$OUT"/s4_m1.txt "$OUT"/mxfp4_m1.txt "$OUT"/*.log ;;
     # the producer wgmma kernels: L2 throughput (the traffic reading of NOTES-wna16 run 7), tensor pipe, stalls
     ncu-wgmma) { bash benchmarks/ncu_wna16.sh wide_m1024 --m 1024; bash benchmarks/ncu_wna16.sh p512_m64 --m 64; } 2>&1 \
                  | tee "$OUT/ncu-wgmma.txt" | tail -60 ;;
