@@ -76,6 +76,18 @@ def _quantize(fmt: WeightFormat, n: int, k: int, gen: torch.Generator) -> quanti
     return quantized.quantize(w, QuantFormat(fmt), g_idx=g_idx)
 
 
+def _chosen_plan(problem: object, kernel: type | None = None, tile: object = None, schedule: str | None = None):
+    """The device tuner's plan for ``problem`` under a kernel (with its tile) or a schedule it would not choose
+    itself; None when neither is given (launch then asks the tuner)."""
+    from humming.ops import _device
+
+    if kernel is None and schedule is None:
+        return None
+    caps, tuner, sms = _device(torch.cuda.current_device())
+    chosen = {} if kernel is None else {"tile": tile, "kernel": kernel}
+    return tuner.plan(problem, caps, sms, schedule=schedule, **chosen)
+
+
 def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias: bool, out: dtypes.DType,
          kernel: type | None = None, tile: object = None, schedule: str | None = None,
          row_exponents: tuple[int, int] | None = None, x_offset: float = 0.0, zero_code_rows: bool = False):
@@ -87,7 +99,7 @@ def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias
     import dataclasses
 
     from humming.core.problem import GemmProblem
-    from humming.ops import _device, launch
+    from humming.ops import launch
 
     fmt = FORMATS[fmt_id] if fmt_id in FORMATS else EXTRA_FORMATS[fmt_id]
     gen = torch.Generator(device="cuda")
@@ -108,11 +120,7 @@ def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias
     b = torch.randn(n, device="cuda", generator=gen).to(_TORCH[out]) if bias else None
     c = torch.full((m, n), float("nan"), device="cuda", dtype=_TORCH[out])
     x2 = x if pw.perm is None else x.index_select(1, pw.perm)
-    plan = None
-    if kernel is not None or schedule is not None:  # a kernel or schedule the tuner does not choose (here)
-        caps, tuner, sms = _device(torch.cuda.current_device())
-        chosen = {} if kernel is None else {"tile": tile, "kernel": kernel}
-        plan = tuner.plan(GemmProblem(m, n, k, fmt, act, out, bias), caps, sms, schedule=schedule, **chosen)
+    plan = _chosen_plan(GemmProblem(m, n, k, fmt, act, out, bias), kernel, tile, schedule)
     plan = launch(c, x2, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, b, fmt, n, k, plan)
     torch.cuda.synchronize()
     assert not bool(torch.isnan(c).any()), f"seed {seed}: {int(torch.isnan(c).sum())} outputs never written"
@@ -416,7 +424,6 @@ def test_tma_activations_match_the_reference(fmt_id: str, m: int) -> None:
                  tile=wide_tile(2, 1, 256, 5, producer=1))
 
 
-
 #: The issue's largest M with N and K large enough that the activations' and the output's byte offsets pass 2^31
 #: (65536 x 16512 and 65536 x 16448 bf16 elements: 2.16 GB each), so a 32-bit offset anywhere in a loader, a tensor
 #: map or a store would land on the wrong rows. The reference (float64 of the dequantized weights) is computed for
@@ -439,7 +446,7 @@ def test_the_largest_m_with_operands_past_two_gigabytes(kernel: str) -> None:
     of shared memory (sm_80, sm_100 ...: GemmDenseSpec, cp.async activations)."""
     from humming.core.problem import GemmProblem
     from humming.kernels.gemm_dense import GemmDenseSpec, Tile
-    from humming.ops import _device, launch
+    from humming.ops import launch
 
     free, _ = torch.cuda.mem_get_info()
     if free < 12 << 30:
@@ -455,11 +462,9 @@ def test_the_largest_m_with_operands_past_two_gigabytes(kernel: str) -> None:
         x[r0:r0 + 8192] = torch.randn(min(8192, LARGE_M - r0), LARGE_K, device="cuda", generator=gen)
     b = torch.randn(LARGE_N, device="cuda", generator=gen).to(torch.bfloat16)
     c = torch.full((LARGE_M, LARGE_N), float("nan"), device="cuda", dtype=torch.bfloat16)
-    plan = None
-    if kernel == "mma.sync":
-        caps, tuner, sms = _device(torch.cuda.current_device())
-        problem = GemmProblem(LARGE_M, LARGE_N, LARGE_K, fmt, act, act, True)
-        plan = tuner.plan(problem, caps, sms, kernel=GemmDenseSpec, tile=Tile(2, 4, 4, 1, 1, 64, 4, 8, 1))
+    problem = GemmProblem(LARGE_M, LARGE_N, LARGE_K, fmt, act, act, True)
+    plan = (_chosen_plan(problem, kernel=GemmDenseSpec, tile=Tile(2, 4, 4, 1, 1, 64, 4, 8, 1))
+            if kernel == "mma.sync" else None)
     plan = launch(c, x, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, b, fmt, LARGE_N, LARGE_K, plan)
     torch.cuda.synchronize()
     assert kernel == "tuner" or type(plan.spec) is GemmDenseSpec, plan.spec
