@@ -45,10 +45,12 @@ def reference_gemm(x: torch.Tensor, qweight: QuantizedTensor, bias: torch.Tensor
     (``input_scale``: the static scale; ``input_global_scale``: NVFP4's, dynamic when not given).
     """
     xd, wd = reference_operands(x, qweight, input_scale=input_scale, input_global_scale=input_global_scale)
-    return _product(xd, wd, bias)
+    return reference_product(xd, wd, bias)
 
 
-def _product(xd: torch.Tensor, wd: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+def reference_product(xd: torch.Tensor, wd: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """xd [M, K] @ wd [N, K]^T (+ bias [N]) in float64: reference_gemm from operands already dequantized
+    (``reference_operands``), for callers that need both and would otherwise dequantize the weight twice."""
     out = xd @ wd.T
     if bias is not None:
         if bias.dim() != 1 or bias.shape[0] != wd.shape[0]:
@@ -68,7 +70,7 @@ def check_gemm(out: torch.Tensor, x: torch.Tensor, qweight: QuantizedTensor, bia
                                 "torch.bfloat16 (formats with 16-bit activations)")
     xd, wd = reference_operands(x, qweight)
     tol = tolerances.tolerance(act, qweight.format.weight.dtype, out_dt)
-    tolerances.check(out, _product(xd, wd, bias), xd, wd, tol, carried=carried)
+    tolerances.check(out, reference_product(xd, wd, bias), xd, wd, tol, carried=carried)
 
 
 def quantization_error_bound(w: torch.Tensor, q: QuantizedTensor) -> tuple[torch.Tensor, torch.Tensor]:

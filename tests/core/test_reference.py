@@ -11,7 +11,7 @@ import torch
 from humming.core import codec, dtypes, presets, tolerances
 from humming.core.formats import ActivationFormat, ActScaling, Granularity, QuantFormat, ScaleSpec, WeightFormat, ZeroPointSpec
 from humming.core.quantized import dequantize, quantize, quantize_activation
-from humming.core.reference import check_gemm, reference_gemm, reference_operands
+from humming.core.reference import check_gemm, reference_gemm, reference_operands, reference_product
 from humming.errors import InvalidInputError
 
 
@@ -39,6 +39,17 @@ def test_gptq_act_order_reference_is_the_formula_written_out() -> None:
     out = reference_gemm(x, q, bias)
     assert out.dtype is torch.float64 and out.shape == (5, 24)
     np.testing.assert_allclose(out.numpy(), expect, rtol=1e-13, atol=1e-13)
+
+
+def test_the_product_of_the_operands_is_reference_gemm() -> None:
+    q = _quantized("awq_int4", 40, 256, seed=11)
+    x = torch.randn(6, 256, generator=_gen(12)).to(torch.float16)
+    bias = torch.randn(40, generator=_gen(13))
+    xd, wd = reference_operands(x, q)
+    torch.testing.assert_close(reference_product(xd, wd, bias), reference_gemm(x, q, bias), rtol=0, atol=0)
+    torch.testing.assert_close(reference_product(xd, wd), reference_gemm(x, q), rtol=0, atol=0)
+    with pytest.raises(InvalidInputError, match="bias must be"):
+        reference_product(xd, wd, torch.randn(39))
 
 
 def test_quantized_activation_formats_quantize_x_first() -> None:
