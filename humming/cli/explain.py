@@ -43,7 +43,8 @@ def run(args: argparse.Namespace, manager: DeviceManager | None = None) -> int:
     if args.json:
         out = verdict.to_json()
         if plan is not None or plan_error is not None:
-            out["plan"] = {"kernel": plan.spec.describe(), "grid": plan.grid, "block": plan.block, "smem": plan.smem,
+            out["plan"] = {"kernel": plan.spec.describe(), "mma_family": plan.spec.mma_family,
+                           "grid": plan.grid, "block": plan.block, "smem": plan.smem,
                            "schedule": plan.schedule, "programmatic": programmatic_allowed(caps),
                            "why": list(plan.reasons)} if plan else {"error": plan_error}
         print(json.dumps(out, indent=2))
@@ -51,13 +52,27 @@ def run(args: argparse.Namespace, manager: DeviceManager | None = None) -> int:
         print(render_verdict(verdict))
         if plan is not None:
             # The verdict above is what the capability offers; this is the kernel humming has and would run.
-            print("\nkernel plan (the kernel humming runs for this GEMM, from the target's tuner):\n" + plan.explain())
+            print("\nkernel plan (the kernel humming runs for this GEMM, from the target's tuner):")
+            note = _family_note(verdict, plan.spec.mma_family)
+            if note:
+                print(note)
+            print(plan.explain())
             if programmatic_allowed(caps):  # every dense kernel waits where the target has the instructions
                 print("launch: programmatic (it may start while the kernel before it finishes, and waits for it before "
                       "reading anything: memory.programmatic_launch; HUMMING_PDL=0 turns it off)")
         elif plan_error is not None:
             print(f"\nno kernel: {plan_error}")
     return 0 if verdict.ok and plan_error is None else 2
+
+
+def _family_note(verdict: Verdict, family: str | None) -> str:
+    """A line where the plan's kernel issues another MMA family than the verdict's first path (wgmma on sm_90a,
+    while the decode kernels run mma.sync), so that the two answers do not read as a contradiction; else ""."""
+    chosen = verdict.chosen
+    if family is None or chosen is None or chosen.instruction.family.name == family:
+        return ""
+    return (f"instruction: {family}, not {chosen.instruction.family.name} (the target's fastest family for these "
+            f"operands, above): the tuner's rule for this shape picks the kernel, and says why below")
 
 
 def _plan(args: argparse.Namespace, caps, verdict: Verdict, manager: DeviceManager):

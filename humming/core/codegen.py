@@ -135,6 +135,8 @@ class KernelSpec:
     #: them against the binary and converts (an int passed for an f32 becomes a float); without it the kinds
     #: follow the Python values.
     signature: ClassVar[tuple[str, ...]] = ()
+    #: The MMA family the kernel issues, as the capability model names it ("mma.sync", "wgmma"); None: no MMA.
+    mma_family: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

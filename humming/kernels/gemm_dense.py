@@ -190,6 +190,7 @@ class GemmDenseSpec(KernelSpec):
     """One instantiation of ``humming::gemm_dense`` (gemm_dense.cuh): template arguments in this order."""
 
     header = "gemm_dense.cuh"
+    mma_family = "mma.sync"
     kernel = "humming::gemm_dense"
     # a, w, scales, zeros, chscale, gscale, bias, c, ws, counters; m, n, k, lda, ldc, nb64, k_pad, m_tiles, n_tiles
     signature: ClassVar[tuple[str, ...]] = ("ptr",) * 10 + ("s32",) * 9

@@ -71,6 +71,7 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
     """One instantiation of ``humming::gemm_dense_wgmma`` (gemm_dense_wgmma.cuh); parameters as GemmDenseSpec."""
 
     header = "gemm_dense_wgmma.cuh"
+    mma_family = "wgmma"
     kernel = "humming::gemm_dense_wgmma"
     #: producer=1 adds a warpgroup: its four warps issue the copies, and setmaxnreg moves its registers to the
     #: compute warpgroups (WgmmaConfig).

@@ -157,6 +157,22 @@ def test_the_kernel_plan_names_the_instruction_it_is_built_on(m, instruction, ca
     assert instruction in out.split("kernel plan", 1)[1], out
 
 
+@pytest.mark.parametrize("target, m, note", [("sm_90a", 16, "instruction: mma.sync, not wgmma"), ("sm_90a", 64, None),
+                                              ("sm_80", 16, None), ("sm_100a", 64, "instruction: mma.sync, not tcgen05")])
+def test_the_plan_says_when_its_mma_family_is_not_the_capabilitys_first(target, m, note, capsys):
+    assert main(["explain", "--target", target, "--weights", "gptq_int4", "--activations", "bf16",
+                 "--m", str(m), "--n", "28672", "--k", "8192"]) == 0
+    plan = capsys.readouterr().out.split("kernel plan", 1)[1]
+    if note is None:
+        assert "instruction:" not in plan, plan
+    else:
+        assert note in plan, plan
+    assert main(["explain", "--target", target, "--weights", "gptq_int4", "--activations", "bf16",
+                 "--m", str(m), "--n", "28672", "--k", "8192", "--json"]) == 0
+    family = json.loads(capsys.readouterr().out)["plan"]["mma_family"]
+    assert family == ("wgmma" if note is None and target == "sm_90a" else "mma.sync")
+
+
 def test_explain_shape_options_need_all_three_and_a_preset(capsys):
     assert main(["explain", "--target", "sm_90a", "--weights", "gptq_int4", "--m", "16"]) == 2
     assert "go together" in capsys.readouterr().err
