@@ -135,6 +135,12 @@ def _run_worker(mode: str, kernel: str, arch: str | None, cache_dir: str) -> dic
 
 
 # ---- launch overhead -------------------------------------------------------------------------------------------
+#: The driver calls the null driver answers with (CUDA_SUCCESS, a value); every other call gets (CUDA_SUCCESS,).
+#: A call humming unpacks as a pair must be here (cuThreadExchangeStreamCaptureMode, since launcher.relaxed_capture).
+_NULL_DRIVER_PAIRS = ("cuCtxGetCurrent", "cuLibraryLoadData", "cuLibraryGetKernel", "cuKernelGetFunction",
+                      "cuThreadExchangeStreamCaptureMode")
+
+
 def _launch_overhead(caps: Any) -> dict[str, float]:
     from humming.core.build import compile_spec
     from humming.kernels import toy_axpy
@@ -149,8 +155,7 @@ def _launch_overhead(caps: Any) -> dict[str, float]:
                 from cuda.bindings import driver
 
                 if name.startswith("cu") and name[2:3].isupper():
-                    return lambda *a: (0, 1) if name in ("cuCtxGetCurrent", "cuLibraryLoadData",
-                                                         "cuLibraryGetKernel", "cuKernelGetFunction") else (0,)
+                    return lambda *a: (0, 1) if name in _NULL_DRIVER_PAIRS else (0,)
                 return getattr(driver, name)
 
         class Ptr:
