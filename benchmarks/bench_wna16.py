@@ -33,7 +33,8 @@ from humming.core.problem import GemmProblem  # noqa: E402
 from humming.kernels.gemm_dense import Tile  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import Timer, bf16_rate, chain_time, copy_bandwidth, read_bandwidth, unwarmed_then_warmed  # noqa: E402
+from timing import (Timer, bf16_rate, chain_time, copy_bandwidth, read_bandwidth, require_cuda,  # noqa: E402
+                    unwarmed_then_warmed)
 
 SHAPES = ((8192, 8192), (28672, 8192), (8192, 28672), (28672, 4096), (4096, 14336))
 LARGE = SHAPES[1:4]
@@ -263,6 +264,7 @@ def main() -> None:
     ap.add_argument("--diagnose", type=int, default=-1, help="run one case of format #i once, save its cubin to $OUT")
     ap.add_argument("--diag-m", type=int, default=1, help="with --diagnose: M of that case (f16, the first shape)")
     args = ap.parse_args()
+    require_cuda(Path(__file__).name)
     if args.diagnose >= 0:
         import os
 

@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_wna16 import FORMATS  # noqa: E402
-from timing import Timer, copy_bandwidth, read_bandwidth, replay_span, unwarmed_then_warmed  # noqa: E402
+from timing import (Timer, copy_bandwidth, read_bandwidth, replay_span, require_cuda,  # noqa: E402
+                    unwarmed_then_warmed)
 
 from humming import knobs  # noqa: E402
 from humming.core import dtypes, packing, quantized  # noqa: E402
@@ -110,6 +111,7 @@ def main() -> None:
     ap.add_argument("--span", action="store_true", help="also time each variant's own run on the device clock "
                     "(arch/timer.cuh, HM_TIMESTAMPS) and print how much of the replay's time lies outside it")
     args = ap.parse_args()
+    require_cuda(Path(__file__).name)
     defines = [*knobs.kernel_defines.get(), *filter(None, args.define.split(","))]
     if args.span:
         defines += [f"HM_TIMESTAMPS={SPAN_INDEX}", f"HM_TIMESTAMP_CTAS={SPAN_CTAS}"]

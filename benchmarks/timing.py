@@ -22,6 +22,16 @@ import torch
 WARM_S = 0.2
 
 
+def require_cuda(script: str) -> None:
+    """Exit with a plain message where torch sees no CUDA device (a CPU machine, a CPU build of torch), rather than
+    with torch's assertion from deep inside the first allocation."""
+    if not torch.cuda.is_available():
+        raise SystemExit(f"{script}: needs a CUDA GPU, and torch sees none (torch {torch.__version__}, "
+                         f"CUDA {torch.version.cuda}). On a CPU machine, benchmarks/sass_loop.py and "
+                         "benchmarks/jit_compile.py compile and inspect the kernels; the timings run on the device "
+                         "(benchmarks/device_batch.sh).")
+
+
 class Timer:
     """CUDA-graph replays with the L2 flushed before each, median of ``reps``.
 
