@@ -202,6 +202,13 @@ def test_sm_75_is_refused_bf16_activations_with_the_missing_instruction() -> Non
                                Tile(1, 1, 4, 1, 2, 64, 2, 8, 1))
     with pytest.raises(UnsupportedError, match=r"mma.sync .* bf16 x bf16"):
         compile_spec(spec, caps=archs.capabilities("sm_75"))
+    # The tuner, which humming.gemm asks first, says the same: it raised StopIteration here until 2026-12-04.
+    for m in (1, 16, 4096):
+        with pytest.raises(UnsupportedError, match=r"no dense kernel runs it on sm_75[\s\S]*missing: mma.sync "
+                                                   r".* bf16 x bf16[\s\S]*would work instead: f16 activations"):
+            tuning.TUNER.plan(GemmProblem(m, 4096, 4096, W4, dtypes.bf16, dtypes.bf16), archs.capabilities("sm_75"), 40)
+    f16 = GemmProblem(16, 4096, 4096, W4, dtypes.f16, dtypes.f16)
+    assert tuning.TUNER.plan(f16, archs.capabilities("sm_75"), 40).grid
 
 
 def test_bad_tiles_and_formats_are_refused_with_their_rule() -> None:
@@ -451,6 +458,11 @@ def test_an_nvrtc_older_than_wgmma_needs_falls_back_to_mma_sync_and_says_why(mon
     assert any("NVRTC 12.9 miscompiles" in r and "pip install -U nvidia-cuda-nvrtc" in r for r in old.reasons)
     monkeypatch.setattr(tuning, "nvrtc_version", lambda: (13, 5))
     assert type(tuning.TUNER.plan(problem, caps, 132).spec) is GemmDenseWgmmaWideTmaSpec
+    # A table whose fitting rules all need a newer NVRTC (none of today's: each ends on mma.sync) says which.
+    monkeypatch.setattr(tuning, "table_for", lambda caps: tuple(r for r in tuning.LARGE_SMEM if r.min_nvrtc))
+    monkeypatch.setattr(tuning, "nvrtc_version", lambda: (12, 9))
+    with pytest.raises(UnsupportedError, match=r"needs NVRTC >= 13\.\d[\s\S]*pip install -U nvidia-cuda-nvrtc"):
+        tuning.TUNER.plan(problem, caps, 132)
 
 
 def test_bulk_weight_copies_need_the_bulk_copy_engine_and_replace_the_per_thread_weight_copies(tmp_path: Path) -> None:
