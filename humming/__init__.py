@@ -23,6 +23,7 @@ _LAZY = {
     "quantize": ("humming.core.quantized", "quantize"),
     "dequantize": ("humming.core.quantized", "dequantize"),
     "reference_gemm": ("humming.core.reference", "reference_gemm"),
+    "precompile": ("humming.warmup", "precompile"),
 }
 
 
