@@ -113,8 +113,8 @@ def kernel_specs(shape: LayerShape, caps: DeviceCapabilities, tuner: GemmTuner, 
 
     for m in range(1, min(EVERY_M_UP_TO, max_m) + 1):
         spec_at(m)
-    anchors = sorted({EVERY_M_UP_TO, max_m, *(1 << e for e in range(9, max_m.bit_length()))} & set(range(
-        EVERY_M_UP_TO, max_m + 1)))
+    powers = (1 << e for e in range(EVERY_M_UP_TO.bit_length(), max_m.bit_length()))
+    anchors = sorted(m for m in {EVERY_M_UP_TO, max_m, *powers} if EVERY_M_UP_TO <= m <= max_m)
 
     def bisect(lo: int, hi: int, at_lo: KernelSpec, at_hi: KernelSpec) -> None:
         if hi - lo <= 1 or at_lo == at_hi:
