@@ -16,8 +16,10 @@ K_pad (a multiple of 128 and of the group size):
   kernel turns a pair into the activation type with one shift and one LOP3 for most pairs (9 instructions a
   word for bf16 instead of 16, 11 for f16);
 - group scales (and integer zero points, as activation-type values): [K_pad/group, N_pad], each 64-column
-  block permuted so that column g + 8j sits at g*8 + j (a lane's eight scales are adjacent); 16-bit scales
-  are stored in the activation dtype, ue8m0/e4m3/ue4m3 as their 8-bit codes;
+  block permuted so that column g + 8j sits at g*8 + j (a lane's eight scales are adjacent); 16-bit and f32
+  scales are stored in the activation dtype (rounded where it has fewer mantissa bits: f16 scales for bf16
+  activations lose 3 bits, as the peers' bf16 kernels do), shifted by a power of two that goes to the global
+  scale where they would leave its normal range (``fit_scales``); ue8m0/e4m3/ue4m3 as their 8-bit codes;
 - channel scales: f32 [N_pad]; tensor and global scales: one f32 (their product);
 - act order (GPTQ g_idx): K is permuted so that groups are contiguous (``perm``; the GEMM gathers x[:, perm]).
 """
@@ -62,6 +64,9 @@ class PackedWeight:
     gscale: torch.Tensor | None  # f32 [1]
     perm: torch.Tensor | None  # int64 [K]: x[:, perm] is what the packed K order multiplies
     group: int  # k per scale row (group scales), 0 otherwise
+    #: 16-bit group scales are stored times 2^-scale_shift (and gscale carries 2^scale_shift) where they would
+    #: otherwise overflow or fall under the activation dtype's smallest normal (fit_scales); 0 almost always.
+    scale_shift: int = 0
     layout: str = LAYOUT
     #: The weight format as the op's string argument (computed once, so torch.compile sees a constant).
     format_key: str = ""
@@ -307,6 +312,7 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
 
     torch_act = _TORCH_ACT[act]
     scales = zeros = chscale = None
+    shift = 0
     gscale = q.global_scale.to(torch.float32).reshape(1) if q.global_scale is not None else None
     decoded = codec.decode(q.scales, spec.dtype, out_dtype=torch.float32)
     if g in (Granularity.GROUP, Granularity.BLOCK):
@@ -315,7 +321,12 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
             raw = q.scales if g is Granularity.GROUP else q.scales.repeat_interleave(spec.block_shape()[0], 0)[:n]
             stored = raw
         else:
+            shift = fit_scales(cells, act)
             stored = cells.to(torch_act)
+            if shift:
+                stored = torch.ldexp(cells, torch.tensor(-shift, dtype=torch.float32, device=cells.device)).to(torch_act)
+                factor = torch.tensor([2.0**shift], dtype=torch.float32, device=cells.device)
+                gscale = factor if gscale is None else gscale * factor
         rows = k_pad // group
         scales = permute_columns(_pad2(stored.T.contiguous(), rows, n_pad))
     elif g is Granularity.CHANNEL:
@@ -333,7 +344,39 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
             raise UnsupportedError(f"pack: zero points with {g.value} scales are not supported by the dense kernel",
                                    missing=[f"zero points per {g.value}"])
     return PackedWeight(wf, act, (n, k), n_pad, k_pad, data.to(dev), scales, zeros, chscale,
-                        None if gscale is None else gscale.to(dev).contiguous(), perm, group if scales is not None else 0)
+                        None if gscale is None else gscale.to(dev).contiguous(), perm, group if scales is not None else 0,
+                        scale_shift=shift if scales is not None and spec.dtype not in _BYTE_SCALES else 0)
+
+
+#: The normal range of each activation dtype: (smallest normal, largest finite).
+_NORMAL_RANGE = {dtypes.f16: (2.0**-14, 65504.0), dtypes.bf16: (2.0**-126, 3.3895313892515355e38)}
+
+
+def fit_scales(scales: torch.Tensor, activation: DType) -> int:
+    """The power of two e such that scales x 2^-e lie in the activation dtype's normal range: 0 where they already
+    do (nearly always), else the exponent that centres their range on 1. The factor is exact, and the kernel's
+    epilogue takes 2^e with the global scale, so an f16 kernel keeps every bit bf16 or f32 scales of a tiny or huge
+    layer have instead of storing zeros, subnormals or inf. Zero scales stay zero.
+
+    :raises InvalidInputError: a scale that is not finite, or scales whose range is wider than the dtype's.
+    """
+    a = scales.abs()
+    if not bool(torch.isfinite(a).all()):
+        raise InvalidInputError(f"pack: the weight's scales hold {int((~torch.isfinite(a)).sum())} values that are not "
+                                "finite (inf or NaN); every output they touch would be too")
+    nonzero = a[a > 0]
+    if nonzero.numel() == 0:
+        return 0
+    lo, hi = float(nonzero.min()), float(nonzero.max())
+    tiny, big = _NORMAL_RANGE[activation]
+    if tiny <= lo and hi <= big:
+        return 0
+    shift = round((math.log2(lo) + math.log2(hi)) / 2)
+    if not (tiny <= math.ldexp(lo, -shift) and math.ldexp(hi, -shift) <= big):
+        raise InvalidInputError(f"pack: the weight's scales span {lo:.3g} .. {hi:.3g}, wider than {activation}'s normal "
+                                f"range ({tiny:.3g} .. {big:.3g}) at any power-of-two offset; pack it for bf16 "
+                                "activations, or quantize it with a scale per channel or smaller groups")
+    return shift
 
 
 def _part(p: PackedWeight, name: str, t: torch.Tensor | None) -> torch.Tensor:
@@ -363,20 +406,26 @@ def unpack(p: PackedWeight, q_format: object = None) -> QuantizedTensor:
     storage = codec.storage_dtype(spec.dtype)
     g = spec.granularity
     zeros = None
+    def stored_scales(s: torch.Tensor) -> torch.Tensor:  # pack's fit_scales undone (exact), in the format's dtype
+        if s.dtype is torch.uint8:
+            return s
+        return torch.ldexp(s.to(torch.float32), torch.tensor(p.scale_shift, dtype=torch.float32,
+                                                              device=s.device)).to(storage)
+
     if g is Granularity.GROUP:
-        s = unpermute_columns(_part(p, "scales", p.scales))[: -(-k // p.group), :n].T
-        scales = s if s.dtype is torch.uint8 else s.to(storage)
+        scales = stored_scales(unpermute_columns(_part(p, "scales", p.scales))[: -(-k // p.group), :n].T)
         if p.zeros is not None:
             zeros = unpermute_columns(p.zeros)[: -(-k // p.group), :n].T.to(torch.uint8)
     elif g is Granularity.BLOCK:
         s = unpermute_columns(_part(p, "scales", p.scales))[: -(-k // p.group), :n].T[:: spec.block_shape()[0]]
-        scales = s if s.dtype is torch.uint8 else s.to(storage)
+        scales = stored_scales(s)
     elif g is Granularity.CHANNEL:
         scales = _part(p, "chscale", p.chscale)[:n].reshape(n, 1).to(storage)
         if p.zeros is not None:
             zeros = unpermute_columns(p.zeros)[:1, :n].T.to(torch.uint8)
     else:
         scales = _part(p, "gscale", p.gscale).reshape(1, 1).to(storage)
+    # (a format's global scale comes with 8-bit scales only, which fit_scales never shifts: p.gscale is the format's)
     gscale = p.gscale if (wf.global_scale and g is not Granularity.TENSOR) else None
     g_idx = None
     if p.perm is not None:

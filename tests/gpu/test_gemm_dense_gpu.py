@@ -68,8 +68,10 @@ def _k_for(fmt: WeightFormat, k: int) -> int:
     return k if g is None else max(g, k // g * g)
 
 
-def _quantize(fmt: WeightFormat, n: int, k: int, gen: torch.Generator) -> quantized.QuantizedTensor:
+def _quantize(fmt: WeightFormat, n: int, k: int, gen: torch.Generator,
+              magnitude: float = 1.0) -> quantized.QuantizedTensor:
     w = torch.randn(n, k, device="cuda", generator=gen) * (0.5 + torch.rand(n, 1, device="cuda", generator=gen))
+    w = w * magnitude
     g_idx = None
     if fmt.act_order:
         g_idx = (torch.randperm(k, device="cuda", generator=gen) // fmt.scale.group).to(torch.int32)
@@ -90,7 +92,8 @@ def _chosen_plan(problem: object, kernel: type | None = None, tile: object = Non
 
 def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias: bool, out: dtypes.DType,
          kernel: type | None = None, tile: object = None, schedule: str | None = None,
-         row_exponents: tuple[int, int] | None = None, x_offset: float = 0.0, zero_code_rows: bool = False):
+         row_exponents: tuple[int, int] | None = None, x_offset: float = 0.0, zero_code_rows: bool = False,
+         magnitude: float = 1.0):
     """Quantize, pack, launch and check one case against the reference; returns the plan launched.
 
     ``zero_code_rows``: an eighth of the weight rows get codes that are all 0 under their non-zero scales; a plan that
@@ -106,7 +109,7 @@ def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias
     gen.seed()  # fresh data every run; the seed is in the failure message
     seed = gen.initial_seed()
     n, k = shape[0], _k_for(fmt, shape[1])
-    q = _quantize(fmt, n, k, gen)
+    q = _quantize(fmt, n, k, gen, magnitude)
     if zero_code_rows:
         data = q.data.clone()
         data[torch.randperm(n, device="cuda", generator=gen)[: n // 8]] = 0  # codes of 0 (two's complement nibbles)
@@ -392,6 +395,16 @@ def test_gemm_under_torch_compile(m: int) -> None:
 
     eager = hg.gemm(x * 2, pw) + 1
     assert torch.equal(f(x), eager)
+
+
+@pytest.mark.parametrize("m", [1, 16, 200])
+@pytest.mark.parametrize("magnitude, out", [(1e-4, dtypes.f16), (1e6, dtypes.bf16)])
+def test_bf16_scales_beyond_f16s_range_run_under_f16_activations(magnitude: float, out: dtypes.DType, m: int) -> None:
+    # pack moves a power of two of such scales into the global scale (packing.fit_scales): before, they were stored
+    # as f16 zeros / subnormals / inf. No bias, so that the weights' part of each output is what the check judges.
+    probe = quantized.quantize(torch.randn(64, 128) * magnitude, QuantFormat(EXTRA_FORMATS["s4_g128_bf16"]))
+    assert packing.pack(probe, dtypes.f16).scale_shift != 0
+    _run("s4_g128_bf16", dtypes.f16, m, SHAPES[0], bias=False, out=out, magnitude=magnitude)
 
 
 def test_quant_linear_from_a_float_layer_and_under_torch_compile() -> None:

@@ -3,6 +3,8 @@ position of single elements in the fragment layout, padding, the scale permutati
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -182,3 +184,52 @@ def test_padding_holds_zero_codes_and_the_kernel_zero_fills_activations_there() 
     assert p.k_pad == 256 and p.n_pad == 128
     assert int(stored[:, 200:].count_nonzero()) == 0 and int(stored[70:].count_nonzero()) == 0
     assert codec.packed_size(200, 4) == q.data.shape[1]
+
+
+def _s4(scale_dtype: str) -> QuantFormat:
+    return QuantFormat(_wf("s4", sdt=scale_dtype, group=128))
+
+
+@pytest.mark.parametrize("sdt", ["bf16", "f32"])
+@pytest.mark.parametrize("magnitude", [1e-9, 1e-6, 1e6, 1e30])
+def test_scales_outside_f16s_normal_range_move_a_power_of_two_into_the_global_scale(sdt: str, magnitude: float) -> None:
+    # bf16 / f32 group scales packed for f16 activations used to become zeros, subnormals or inf (every output of a
+    # layer 0, or inf, with no error). Now they are stored times 2^-e inside f16's normal range and the kernel's
+    # epilogue takes 2^e with the global scale: the stored scales times the global scale are the f16 roundings of the
+    # format's scales, exactly (bf16 scales: the format's scales themselves).
+    q = quantized.quantize(torch.randn(96, 256) * magnitude * (1 + torch.rand(96, 1)), _s4(sdt))
+    p = packing.pack(q, dtypes.f16)
+    assert p.scale_shift != 0 and p.gscale is not None and float(p.gscale) == 2.0**p.scale_shift
+    stored = packing.unpermute_columns(p.scales)[:2, :96].float()
+    assert bool(((stored.abs() >= 2.0**-14) & (stored.abs() <= 65504)).all()), "scales outside f16's normal range"
+    exact = codec.decode(q.scales, q.format.weight.scale.dtype, out_dtype=torch.float32).T
+    assert torch.equal(stored * float(p.gscale), (exact * 2.0**-p.scale_shift).half().float() * 2.0**p.scale_shift)
+    u = packing.unpack(p, q.format)
+    assert torch.equal(u.data, q.data) and u.global_scale is None
+    if sdt == "bf16":
+        assert torch.equal(u.scales, q.scales)
+    kept = packing.pack(q, dtypes.bf16)  # bf16's range holds them: nothing moves
+    assert kept.scale_shift == 0 and kept.gscale is None
+
+
+def test_scales_inside_the_range_are_packed_as_before() -> None:
+    for sdt, act in (("f16", dtypes.f16), ("f16", dtypes.bf16), ("bf16", dtypes.f16), ("f32", dtypes.f16)):
+        q = quantized.quantize(torch.randn(64, 256), _s4(sdt))
+        p = packing.pack(q, act)
+        assert p.scale_shift == 0 and p.gscale is None
+        stored = packing.unpermute_columns(p.scales)[:2, :64]
+        assert torch.equal(stored, codec.decode(q.scales, q.format.weight.scale.dtype, out_dtype=torch.float32).T.to(
+            stored.dtype))
+
+
+def test_scales_too_wide_for_f16_or_not_finite_are_refused() -> None:
+    rows = torch.ones(64, 1)
+    rows[0], rows[1] = 1e-8, 1e6  # 2^-27 .. 2^20 of scale: wider than f16's 2^-14 .. 2^16 at any offset
+    q = quantized.quantize(torch.randn(64, 256) * rows, _s4("f32"))
+    with pytest.raises(InvalidInputError, match=r"span .* wider than f16's normal range[\s\S]*bf16 activations"):
+        packing.pack(q, dtypes.f16)
+    assert packing.pack(q, dtypes.bf16).scale_shift == 0
+    bad = q.scales.clone()
+    bad[3, 1] = float("inf")
+    with pytest.raises(InvalidInputError, match="not finite"):
+        packing.pack(replace(q, scales=bad), dtypes.bf16)
