@@ -321,7 +321,7 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
             raw = q.scales if g is Granularity.GROUP else q.scales.repeat_interleave(spec.block_shape()[0], 0)[:n]
             stored = raw
         else:
-            shift = fit_scales(cells, act)
+            shift = fit_scales(cells, act, spec.dtype)
             stored = cells.to(torch_act)
             if shift:
                 stored = torch.ldexp(cells, torch.tensor(-shift, dtype=torch.float32, device=cells.device)).to(torch_act)
@@ -352,13 +352,15 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
 _NORMAL_RANGE = {dtypes.f16: (2.0**-14, 65504.0), dtypes.bf16: (2.0**-126, 3.3895313892515355e38)}
 
 
-def fit_scales(scales: torch.Tensor, activation: DType) -> int:
+def fit_scales(scales: torch.Tensor, activation: DType, source: DType) -> int:
     """The power of two e such that scales x 2^-e lie in the activation dtype's normal range: 0 where they already
     do (nearly always), else the exponent that centres their range on 1. The factor is exact, and the kernel's
     epilogue takes 2^e with the global scale, so an f16 kernel keeps every bit bf16 or f32 scales of a tiny or huge
-    layer have instead of storing zeros, subnormals or inf. Zero scales stay zero.
+    layer have instead of storing zeros, subnormals or inf. Zero scales stay zero. Scales already of the activation
+    dtype (``source``) are exact as stored, subnormals included: too wide a range keeps them as they are (e = 0).
 
-    :raises InvalidInputError: a scale that is not finite, or scales whose range is wider than the dtype's.
+    :raises InvalidInputError: a scale that is not finite, or scales of another dtype whose range is wider than the
+        activation dtype's normal range at any power-of-two offset.
     """
     a = scales.abs()
     if not bool(torch.isfinite(a).all()):
@@ -373,6 +375,8 @@ def fit_scales(scales: torch.Tensor, activation: DType) -> int:
         return 0
     shift = round((math.log2(lo) + math.log2(hi)) / 2)
     if not (tiny <= math.ldexp(lo, -shift) and math.ldexp(hi, -shift) <= big):
+        if source is activation:
+            return 0
         raise InvalidInputError(f"pack: the weight's scales span {lo:.3g} .. {hi:.3g}, wider than {activation}'s normal "
                                 f"range ({tiny:.3g} .. {big:.3g}) at any power-of-two offset; pack it for bf16 "
                                 "activations, or quantize it with a scale per channel or smaller groups")

@@ -229,6 +229,18 @@ def test_scales_too_wide_for_f16_or_not_finite_are_refused() -> None:
     with pytest.raises(InvalidInputError, match=r"span .* wider than f16's normal range[\s\S]*bf16 activations"):
         packing.pack(q, dtypes.f16)
     assert packing.pack(q, dtypes.bf16).scale_shift == 0
+    # f16 scales under f16 activations are stored exactly whatever their range (subnormals included): kept as they
+    # are where no shift fits, shifted into the normal range where one does.
+    spread = torch.ones(64, 1)
+    spread[0], spread[1] = 1e-6, 1e4  # scales ~4e-7 (an f16 subnormal) .. ~4e3: wider than 2^30
+    f16 = quantized.quantize(torch.randn(64, 256) * spread, _s4("f16"))
+    assert float(f16.scales.float().abs().min()) < 2.0**-14
+    wide = packing.pack(f16, dtypes.f16)
+    assert wide.scale_shift == 0 and wide.gscale is None and torch.equal(packing.unpack(wide, f16.format).scales,
+                                                                          f16.scales)
+    small = quantized.quantize(torch.randn(64, 256) * 1e-5, _s4("f16"))
+    shifted = packing.pack(small, dtypes.f16)
+    assert shifted.scale_shift < 0 and torch.equal(packing.unpack(shifted, small.format).scales, small.scales)
     bad = q.scales.clone()
     bad[3, 1] = float("inf")
     with pytest.raises(InvalidInputError, match="not finite"):
