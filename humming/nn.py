@@ -43,6 +43,9 @@ class QuantLinear(nn.Module):
         super().__init__()
         if not isinstance(packed, PackedWeight):
             raise InvalidInputError(f"QuantLinear: expected a PackedWeight, got {type(packed).__name__}")
+        from humming.ops import check_k
+
+        check_k(packed.shape[1], "QuantLinear")  # here, rather than at every forward
         self._meta = replace(packed, data=packed.data[:0], scales=None, zeros=None, chscale=None, gscale=None,
                              perm=None)
         for name in _PARTS:

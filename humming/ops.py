@@ -40,6 +40,13 @@ def _dtype_of(t: torch.dtype) -> DType | None:
 
 
 # ---- validation (plain Python on shapes and dtypes: runs under torch.compile tracing too) ------------------
+def check_k(k: int, where: str) -> None:
+    """K's rule for the dense kernels (QuantLinear checks it when built, gemm on every call)."""
+    if k % 8:
+        raise InvalidInputError(f"{where}: K={k}; the kernel reads activations in 16-byte chunks, so K must be a "
+                                f"multiple of 8: pad x and the weight along K with zeros")
+
+
 def validate(x: Any, weight: PackedWeight, bias: Any = None, out_dtype: Any = None) -> DType:
     """Check every input against the kernel's rules; return the output dtype. Raises InvalidInputError."""
     if not isinstance(weight, PackedWeight):
@@ -64,10 +71,7 @@ def validate_parts(x: Any, weight: PackedWeight, device: torch.device, bias: Any
     if x.dim() < 1 or x.shape[-1] != weight.shape[1]:
         raise InvalidInputError(f"gemm: x has shape {list(x.shape)}; its last dimension must be K={weight.shape[1]} "
                                 f"(the weight is N x K = {weight.shape[0]} x {weight.shape[1]})")
-    k = weight.shape[1]
-    if k % 8:
-        raise InvalidInputError(f"gemm: K={k}; the kernel reads activations in 16-byte chunks, so K must be a "
-                                f"multiple of 8: pad x and the weight along K with zeros")
+    check_k(weight.shape[1], "gemm")
     if x.numel() and x.stride(-1) != 1:
         raise InvalidInputError("gemm: x's last dimension must be contiguous (stride 1); call x.contiguous()")
     if out_dtype is None:

@@ -87,6 +87,13 @@ def test_k_that_is_not_a_multiple_of_8_is_refused_with_the_padding_advice() -> N
     w = packing.pack(q, dtypes.f16)
     with pytest.raises(InvalidInputError, match="multiple of 8"):
         hg.gemm(torch.randn(2, 100).to(torch.float16), w)
+    # A layer refuses when it is built, not at its first forward.
+    from humming.nn import QuantLinear
+
+    with pytest.raises(InvalidInputError, match=r"QuantLinear: K=100; .* multiple of 8: pad"):
+        QuantLinear(w)
+    with pytest.raises(InvalidInputError, match=r"QuantLinear: K=100"):
+        QuantLinear.from_linear(torch.nn.Linear(100, 64), "fp8_channel_w8a16")
 
 
 def test_cpu_tensors_are_refused_last_with_the_move(weight: packing.PackedWeight) -> None:
