@@ -23,7 +23,7 @@ for step in $steps; do
     devices) { python3 -m humming devices; python3 -m humming devices --json >"$OUT/devices.json"; } 2>&1 | tee "$OUT/devices.txt" ;;
     # the dense matrix is the `check` step's (isolated processes); everything else GPU-marked runs here
     # test_cache imports platformdirs, which the image lacks (and which has no GPU test)
-    gpu-tests) timeout 240 python3 -m pytest -q -m gpu tests -rs -p no:cacheprovider --ignore=tests/core/test_cache.py \
+    gpu-tests) timeout 360 python3 -m pytest -q -m gpu tests -rs -p no:cacheprovider --ignore=tests/core/test_cache.py \
                  -k "not test_dense_gemm_matches_the_reference" 2>&1 | tee "$OUT/gpu-tests.txt" | tail -25 ;;
     jit) timeout 150 python3 benchmarks/jit_compile.py --json "$OUT/jit_compile_gpu.json" 2>&1 | tee "$OUT/jit.txt" | tail -25 ;;
     # --chain 8: each line also as one of eight consecutive layers in one graph (the figure a captured decode step sees)
