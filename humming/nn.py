@@ -24,6 +24,9 @@ from humming.errors import InvalidInputError
 
 _PARTS = ("data", "scales", "zeros", "chscale", "gscale", "perm")
 _ACT = {torch.float16: dtypes.f16, torch.bfloat16: dtypes.bf16}
+#: Floating buffers whose dtype pack (or the activation dtype) fixed: the kernel reads their bits as stored.
+_FIXED_DTYPE = ("scales", "zeros", "chscale", "gscale", "bias")
+_SAME_SIZE_INT = {2: torch.int16, 4: torch.int32}
 
 
 class QuantLinear(nn.Module):
@@ -74,6 +77,24 @@ class QuantLinear(nn.Module):
                        activation: DType | str = dtypes.bf16) -> "QuantLinear":
         """Pack an already quantized canonical weight (on its device) for ``activation`` inputs."""
         return cls(pack(qweight, DType.parse(activation)), bias)
+
+    def _apply(self, fn: Any, recurse: bool = True) -> "QuantLinear":
+        # model.half(), .float() or .to(dtype) cast every floating buffer of a module. The packed scales, zero points,
+        # channel / global scales and the bias keep the dtypes the kernel reads them in (f16 bits read as bf16, or bf16
+        # as f32, would be silently wrong outputs), so the casts skip them: each goes through fn as an integer view of
+        # its bits, which casts leave alone and device moves (.cuda(), .to(device)) still move.
+        kept = {}
+        for name in _FIXED_DTYPE:
+            t = self._buffers.get(name)
+            if t is not None and t.is_floating_point():
+                kept[name] = t.dtype
+                self._buffers[name] = t.view(_SAME_SIZE_INT[t.element_size()])
+        try:
+            super()._apply(fn, recurse)
+        finally:
+            for name, dtype in kept.items():
+                self._buffers[name] = self._buffers[name].view(dtype)  # type: ignore[union-attr]
+        return self
 
     @property
     def packed(self) -> PackedWeight:

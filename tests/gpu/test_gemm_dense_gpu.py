@@ -419,6 +419,8 @@ def test_quant_linear_from_a_float_layer_and_under_torch_compile() -> None:
     reference.check_gemm(y, x, q, layer.bias)
     compiled = torch.compile(layer, fullgraph=True)
     assert torch.equal(compiled(x), y)
+    torch.nn.Sequential(layer).half()  # casts leave the packed buffers as packed (QuantLinear._apply)
+    assert torch.equal(layer(x), y)
 
 
 #: The wide wgmma form with TMA activations (GemmDenseWgmmaWideTmaSpec, the tuner's past M = 128 on sm_90a): M tails inside a 256-row box,

@@ -108,3 +108,24 @@ def test_float_zero_point_formats_are_unsupported_by_the_twin() -> None:
     fmt = WeightFormat(dtypes.u4, ScaleSpec(Granularity.GROUP, dtypes.f16, 128), ZeroPointSpec.FLOAT)
     with pytest.raises(UnsupportedError, match="float zero points"):
         DecodeParams.of(fmt)
+
+
+@pytest.mark.parametrize("preset", ["gptq_int4", "fp8_channel_w8a16", "nvfp4_w4a16"])
+def test_casting_a_model_leaves_a_quant_linears_packed_buffers_as_packed(preset: str) -> None:
+    # model.half() / .float() / .to(dtype) cast every floating buffer; the packed scales (activation dtype), channel
+    # and global scales (f32) and the bias would then be read by the kernel as the dtype pack stored: silently wrong
+    # outputs (f16 bits as bf16, bf16 as f32). They keep their dtypes and bits; the casts still reach other layers.
+    from humming.nn import QuantLinear
+
+    layer = QuantLinear.from_linear(torch.nn.Linear(256, 128), preset)
+    before = {name: t.clone() for name, t in layer.named_buffers()}
+    model = torch.nn.Sequential(layer, torch.nn.Linear(128, 8))
+    model.half()
+    assert model[1].weight.dtype is torch.float16
+    model.float()
+    model.to(torch.bfloat16)
+    model.to("cpu", torch.float16)
+    after = dict(layer.named_buffers())
+    assert after.keys() == before.keys()
+    for name, t in before.items():
+        assert after[name].dtype is t.dtype and torch.equal(after[name], t), name
