@@ -345,7 +345,7 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
                                    missing=[f"zero points per {g.value}"])
     return PackedWeight(wf, act, (n, k), n_pad, k_pad, data.to(dev), scales, zeros, chscale,
                         None if gscale is None else gscale.to(dev).contiguous(), perm, group if scales is not None else 0,
-                        scale_shift=shift if scales is not None and spec.dtype not in _BYTE_SCALES else 0)
+                        scale_shift=shift)
 
 
 #: The normal range of each activation dtype: (smallest normal, largest finite).
@@ -408,14 +408,15 @@ def unpack(p: PackedWeight, q_format: object = None) -> QuantizedTensor:
     if elem.is_int and elem.signed:
         codes = codes ^ (1 << (bits - 1))
     storage = codec.storage_dtype(spec.dtype)
-    g = spec.granularity
-    zeros = None
+
     def stored_scales(s: torch.Tensor) -> torch.Tensor:  # pack's fit_scales undone (exact), in the format's dtype
         if s.dtype is torch.uint8:
             return s
         return torch.ldexp(s.to(torch.float32), torch.tensor(p.scale_shift, dtype=torch.float32,
                                                               device=s.device)).to(storage)
 
+    g = spec.granularity
+    zeros = None
     if g is Granularity.GROUP:
         scales = stored_scales(unpermute_columns(_part(p, "scales", p.scales))[: -(-k // p.group), :n].T)
         if p.zeros is not None:
