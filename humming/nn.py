@@ -10,6 +10,7 @@ forward is one custom op, usable in CUDA graphs and under torch.compile.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import Any
 
@@ -95,6 +96,47 @@ class QuantLinear(nn.Module):
             for name, dtype in kept.items():
                 self._buffers[name] = self._buffers[name].view(dtype)  # type: ignore[union-attr]
         return self
+
+    def _load_from_state_dict(self, state_dict: dict, prefix: str, local_metadata: dict, strict: bool,
+                              missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
+        # load_state_dict copies values across dtypes: bf16 scales into this layer's f16 ones would load as numbers,
+        # but a weight packed for other activations differs in more than its scales' dtype (e2m1 codes are swizzled
+        # per activation dtype), so the packed parts must come in the dtypes this layer was packed with. The packing
+        # itself is checked by set_extra_state.
+        for name in (*_PARTS, "bias"):
+            mine, theirs = self._buffers.get(name), state_dict.get(prefix + name)
+            if mine is not None and isinstance(theirs, torch.Tensor) and theirs.dtype != mine.dtype:
+                error_msgs.append(f"QuantLinear {prefix + name}: the checkpoint holds {theirs.dtype}, this layer "
+                                  f"{mine.dtype}; it was packed for other activations ({self._meta.activation} here): "
+                                  "build the layer for the checkpoint's activation dtype")
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
+    def _packing(self) -> dict[str, Any]:
+        m = self._meta
+        return {"layout": m.layout, "format": m.format_key, "activation": m.activation.name, "shape": list(m.shape),
+                "scale_shift": m.scale_shift}
+
+    def get_extra_state(self) -> torch.Tensor:
+        """How the buffers were packed, saved beside them (as a uint8 tensor of JSON, so safetensors takes it)."""
+        return torch.tensor(list(json.dumps(self._packing(), sort_keys=True).encode()), dtype=torch.uint8)
+
+    def set_extra_state(self, state: Any) -> None:
+        """Refuse buffers packed another way than this layer: their bits would be read under this layer's packing."""
+        try:
+            theirs = json.loads(bytes(state.tolist()).decode()) if isinstance(state, torch.Tensor) else None
+        except (ValueError, UnicodeDecodeError):
+            theirs = None
+        mine = self._packing()
+        if not isinstance(theirs, dict):
+            raise InvalidInputError("QuantLinear: the checkpoint's packing record (_extra_state) is not one humming "
+                                    "wrote; save the layer with this version's state_dict()")
+        diffs = [f"{key} {theirs.get(key)!r} there, {value!r} here" for key, value in mine.items()
+                 if theirs.get(key) != value]
+        if diffs:
+            raise InvalidInputError("QuantLinear: the checkpoint was packed another way than this layer (" +
+                                    "; ".join(diffs) + "); build the layer with the checkpoint's format, activation "
+                                    "dtype and shape (QuantLinear.from_quantized(..., activation=...))")
 
     @property
     def packed(self) -> PackedWeight:

@@ -129,3 +129,32 @@ def test_casting_a_model_leaves_a_quant_linears_packed_buffers_as_packed(preset:
     assert after.keys() == before.keys()
     for name, t in before.items():
         assert after[name].dtype is t.dtype and torch.equal(after[name], t), name
+
+
+def test_a_quant_linear_loads_only_a_checkpoint_packed_its_own_way() -> None:
+    # The packing (format, activation dtype, shape, scale shift, layout) travels in the state dict as _extra_state. A
+    # checkpoint packed for bf16 activations loaded into an f16 layer used to load bit for bit where every packed part
+    # is uint8 (MXFP4 without bias): e2m1 codes swizzled for bf16, read as f16's, silently wrong outputs.
+    import io
+
+    from humming.nn import QuantLinear
+
+    def layer(preset: str, act: str, bias: bool = False, n: int = 128) -> QuantLinear:
+        return QuantLinear.from_linear(torch.nn.Linear(256, n, bias=bias), preset, activation=act)
+
+    saved = layer("mxfp4", "bf16").state_dict()
+    assert "_extra_state" in saved and saved["_extra_state"].dtype is torch.uint8
+    buf = io.BytesIO()
+    torch.save(saved, buf)
+    buf.seek(0)
+    same = layer("mxfp4", "bf16")
+    same.load_state_dict(torch.load(buf, weights_only=True))
+    assert torch.equal(same.data, saved["data"]) and torch.equal(same.scales, saved["scales"])
+    with pytest.raises(InvalidInputError, match=r"packed another way .*activation 'bf16' there, 'f16' here"):
+        layer("mxfp4", "f16").load_state_dict(saved)
+    with pytest.raises(InvalidInputError, match=r"format .* there"):
+        layer("mxint4", "bf16").load_state_dict(saved)
+    with pytest.raises((InvalidInputError, RuntimeError), match=r"f16|float16"):
+        layer("gptq_int4", "f16", bias=True).load_state_dict(layer("gptq_int4", "bf16", bias=True).state_dict())
+    with pytest.raises(InvalidInputError, match="not one humming wrote"):
+        layer("mxfp4", "bf16").load_state_dict(dict(saved, _extra_state=torch.tensor([1, 2, 3], dtype=torch.uint8)))
