@@ -4,8 +4,10 @@
     layer = QuantLinear.from_quantized(qweight, bias=b)           # an already quantized canonical tensor
     y = layer(x)                                                  # humming.gemm(x, packed, bias)
 
-The packed tensors are registered buffers, so ``.to()``, ``.cuda()`` and ``state_dict()`` carry them; the
-forward is one custom op, usable in CUDA graphs and under torch.compile.
+The packed tensors are registered buffers, so ``.to(device)``, ``.cuda()`` and ``state_dict()`` carry them (dtype
+casts such as ``model.half()`` leave them as packed); the state dict also records the packing (``_extra_state``),
+and a layer loads only a checkpoint packed its own way. The forward is one custom op, usable in CUDA graphs and
+under torch.compile.
 """
 
 from __future__ import annotations
