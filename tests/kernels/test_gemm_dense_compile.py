@@ -211,6 +211,15 @@ def test_sm_75_is_refused_bf16_activations_with_the_missing_instruction() -> Non
     assert tuning.TUNER.plan(f16, archs.capabilities("sm_75"), 40).grid
 
 
+def test_the_tuner_refuses_activations_no_dense_kernel_takes_with_the_combination() -> None:
+    fp8, h200 = presets.get("fp8_channel").weight, archs.capabilities("sm_90a")
+    with pytest.raises(UnsupportedError, match=r"take f16 / bf16 activations \(WnA16\); no kernel for W8A8 yet"
+                                               r"[\s\S]*would work instead: f16 or bf16 activations"):
+        tuning.TUNER.plan(GemmProblem(33, 1024, 1024, fp8, dtypes.e4m3, dtypes.bf16), h200, 132)
+    with pytest.raises(UnsupportedError, match=r"write f16 / bf16 outputs[\s\S]*missing: a dense kernel with e4m3"):
+        tuning.TUNER.plan(GemmProblem(33, 1024, 1024, fp8, dtypes.bf16, dtypes.e4m3), h200, 132)
+
+
 def test_bad_tiles_and_formats_are_refused_with_their_rule() -> None:
     t = archs.capabilities("sm_90a").target
     d = DecodeParams.of(W4)

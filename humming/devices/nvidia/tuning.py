@@ -23,7 +23,7 @@ from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
 from humming.devices.nvidia.target import refuse_defective_nvrtc
 from humming.errors import InvalidInputError, UnsupportedError
-from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, ScaleMode, Tile, zero_on_sums
+from humming.kernels.gemm_dense import ACTIVATIONS, DecodeParams, GemmDenseSpec, ScaleMode, Tile, zero_on_sums
 from humming.kernels.gemm_dense_wgmma import (GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec,
                                               wgmma_tile, wide_tile)
 
@@ -291,6 +291,15 @@ class DenseTuner:
         if problem.kind != "dense":
             raise UnsupportedError(f"{problem.describe()}: the dense tuner plans dense GEMMs only",
                                    missing=["an MoE kernel"])
+        if problem.activation not in ACTIVATIONS:
+            raise UnsupportedError(f"{problem.describe()}: humming's dense kernels take f16 / bf16 activations "
+                                   f"(WnA16); no kernel for W{problem.weight.dtype.bits}A{problem.activation.bits} yet",
+                                   missing=[f"a dense kernel for {problem.activation} activations"],
+                                   alternatives=["f16 or bf16 activations (the WnA16 kernels)"])
+        if problem.out not in ACTIVATIONS:
+            raise UnsupportedError(f"{problem.describe()}: humming's dense kernels write f16 / bf16 outputs",
+                                   missing=[f"a dense kernel with {problem.out} output"],
+                                   alternatives=["an f16 or bf16 output"])
         check_compiler(caps)
         decode = DecodeParams.of(problem.weight)
         reasons = []
