@@ -105,6 +105,15 @@ class QuantLinear(nn.Module):
         # but a weight packed for other activations differs in more than its scales' dtype (e2m1 codes are swizzled
         # per activation dtype), so the packed parts must come in the dtypes this layer was packed with. The packing
         # itself is checked by set_extra_state.
+        if not self._meta.format.global_scale:
+            # Here gscale only carries the power of two pack moved out of out-of-range scales (PackedWeight.scale_shift):
+            # present or not depending on the data, so the layer takes the checkpoint's (with its shift, set_extra_state).
+            theirs = state_dict.get(prefix + "gscale")
+            if isinstance(theirs, torch.Tensor):
+                if self._buffers.get("gscale") is None:
+                    self._buffers["gscale"] = torch.empty_like(theirs, device=self.data.device)
+            elif prefix + "_extra_state" in state_dict:
+                self._buffers["gscale"] = None
         for name in (*_PARTS, "bias"):
             mine, theirs = self._buffers.get(name), state_dict.get(prefix + name)
             if mine is not None and isinstance(theirs, torch.Tensor) and theirs.dtype != mine.dtype:
@@ -130,15 +139,17 @@ class QuantLinear(nn.Module):
         except (ValueError, UnicodeDecodeError):
             theirs = None
         mine = self._packing()
-        if not isinstance(theirs, dict):
+        if not isinstance(theirs, dict) or not isinstance(theirs.get("scale_shift"), int):
             raise InvalidInputError("QuantLinear: the checkpoint's packing record (_extra_state) is not one humming "
                                     "wrote; save the layer with this version's state_dict()")
+        # The scale shift depends on the weight's values, not on how the layer was built: it comes with the checkpoint.
         diffs = [f"{key} {theirs.get(key)!r} there, {value!r} here" for key, value in mine.items()
-                 if theirs.get(key) != value]
+                 if key != "scale_shift" and theirs.get(key) != value]
         if diffs:
             raise InvalidInputError("QuantLinear: the checkpoint was packed another way than this layer (" +
                                     "; ".join(diffs) + "); build the layer with the checkpoint's format, activation "
                                     "dtype and shape (QuantLinear.from_quantized(..., activation=...))")
+        self._meta = replace(self._meta, scale_shift=theirs["scale_shift"])
 
     @property
     def packed(self) -> PackedWeight:

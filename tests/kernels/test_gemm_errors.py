@@ -9,7 +9,7 @@ import torch
 
 import humming.ops as hg
 from humming.core import dtypes, packing, presets, quantized
-from humming.core.formats import QuantFormat
+from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightFormat, ZeroPointSpec
 from humming.errors import InvalidInputError, UnsupportedError
 
 
@@ -158,3 +158,27 @@ def test_a_quant_linear_loads_only_a_checkpoint_packed_its_own_way() -> None:
         layer("gptq_int4", "f16", bias=True).load_state_dict(layer("gptq_int4", "bf16", bias=True).state_dict())
     with pytest.raises(InvalidInputError, match="not one humming wrote"):
         layer("mxfp4", "bf16").load_state_dict(dict(saved, _extra_state=torch.tensor([1, 2, 3], dtype=torch.uint8)))
+
+
+def test_a_checkpoint_brings_its_scale_shift_and_global_scale_whatever_the_layer_was_built_from() -> None:
+    # Built from placeholder weights and then loaded (the usual way to restore a model), a layer takes the checkpoint's
+    # data-dependent scale shift, and the global scale that carries it: with strict=False a gscale left behind would
+    # scale every output by 2^e.
+    from humming.nn import QuantLinear
+
+    fmt = QuantFormat(WeightFormat(dtypes.s4, ScaleSpec(Granularity.GROUP, dtypes.bf16, 128), ZeroPointSpec.NONE))
+
+    def layer(magnitude: float) -> QuantLinear:
+        return QuantLinear.from_quantized(quantized.quantize(torch.randn(128, 256) * magnitude, fmt), activation="f16")
+
+    tiny, plain = layer(1e-7), layer(1.0)
+    assert tiny.gscale is not None and tiny.packed.scale_shift != 0 and plain.gscale is None
+    for strict in (True, False):
+        into = layer(1.0)
+        into.load_state_dict(tiny.state_dict(), strict=strict)
+        assert into.packed.scale_shift == tiny.packed.scale_shift and torch.equal(into.gscale, tiny.gscale)
+        assert torch.equal(packing.unpack(into.packed).scales, packing.unpack(tiny.packed).scales)
+        back = layer(1e-7)
+        back.load_state_dict(plain.state_dict(), strict=strict)
+        assert back.gscale is None and back.packed.scale_shift == 0
+        assert torch.equal(packing.unpack(back.packed).scales, packing.unpack(plain.packed).scales)
