@@ -105,6 +105,9 @@ class QuantLinear(nn.Module):
         # but a weight packed for other activations differs in more than its scales' dtype (e2m1 codes are swizzled
         # per activation dtype), so the packed parts must come in the dtypes this layer was packed with. The packing
         # itself is checked by set_extra_state.
+        record = state_dict.get(prefix + "_extra_state")
+        if record is not None:
+            self._their_packing(record)  # refused before anything of this layer changes
         if not self._meta.format.global_scale:
             # Here gscale only carries the power of two pack moved out of out-of-range scales (PackedWeight.scale_shift):
             # present or not depending on the data, so the layer takes the checkpoint's (with its shift, set_extra_state).
@@ -134,6 +137,10 @@ class QuantLinear(nn.Module):
 
     def set_extra_state(self, state: Any) -> None:
         """Refuse buffers packed another way than this layer: their bits would be read under this layer's packing."""
+        self._meta = replace(self._meta, scale_shift=self._their_packing(state)["scale_shift"])
+
+    def _their_packing(self, state: Any) -> dict[str, Any]:
+        """A checkpoint's packing record, checked against this layer's (InvalidInputError naming what differs)."""
         try:
             theirs = json.loads(bytes(state.tolist()).decode()) if isinstance(state, torch.Tensor) else None
         except (ValueError, UnicodeDecodeError):
@@ -149,7 +156,7 @@ class QuantLinear(nn.Module):
             raise InvalidInputError("QuantLinear: the checkpoint was packed another way than this layer (" +
                                     "; ".join(diffs) + "); build the layer with the checkpoint's format, activation "
                                     "dtype and shape (QuantLinear.from_quantized(..., activation=...))")
-        self._meta = replace(self._meta, scale_shift=theirs["scale_shift"])
+        return theirs
 
     @property
     def packed(self) -> PackedWeight:

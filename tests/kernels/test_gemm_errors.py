@@ -150,8 +150,11 @@ def test_a_quant_linear_loads_only_a_checkpoint_packed_its_own_way() -> None:
     same = layer("mxfp4", "bf16")
     same.load_state_dict(torch.load(buf, weights_only=True))
     assert torch.equal(same.data, saved["data"]) and torch.equal(same.scales, saved["scales"])
+    f16 = layer("mxfp4", "f16")
+    kept = {name: t.clone() for name, t in f16.state_dict().items()}
     with pytest.raises(InvalidInputError, match=r"packed another way .*activation 'bf16' there, 'f16' here"):
-        layer("mxfp4", "f16").load_state_dict(saved)
+        f16.load_state_dict(saved)
+    assert all(torch.equal(t, kept[name]) for name, t in f16.state_dict().items()), "a refused load changed the layer"
     with pytest.raises(InvalidInputError, match=r"format .* there"):
         layer("mxint4", "bf16").load_state_dict(saved)
     with pytest.raises((InvalidInputError, RuntimeError), match=r"f16|float16"):
