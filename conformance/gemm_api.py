@@ -94,8 +94,7 @@ def sm_count(suite: Suite) -> int:
     """The device's SM count, or for a catalog target the largest of its SKUs' (the grid does not change a spec)."""
     if suite.device is not None and suite.device.raw.attributes.get("sm_count"):
         return int(suite.device.raw.attributes["sm_count"])
-    counts = [s.sm_count for s in suite.caps.skus if s.sm_count]
-    return max(counts) if counts else 1
+    return suite.caps.largest_sm_count or 1
 
 
 def problem_of(case: GemmCase) -> GemmProblem:

@@ -182,8 +182,8 @@ def _planner(device: int | None, target: str | None,
         if tuner is None:
             raise UnsupportedError(f"precompile: the plugin of {target} supplies no GEMM tuner",
                                    missing=[f"humming_tuner for {target}"])
-        sms = sm_count or max((s.sm_count for s in caps.skus if s.sm_count), default=0)
-        if sms <= 0:
+        sms = sm_count or caps.largest_sm_count
+        if sms is None or sms <= 0:
             raise InvalidInputError(f"precompile: {target} lists no SM count in its SKUs; pass sm_count=")
         return caps, tuner, sms, None
     import torch

@@ -252,6 +252,12 @@ class DeviceCapabilities:
         fams = self.families
         return fams[0] if fams else None
 
+    @property
+    def largest_sm_count(self) -> int | None:
+        """The most SMs any listed SKU has (what a plan for the target, not a present device, assumes); None when no
+        SKU lists one."""
+        return max((s.sm_count for s in self.skus if s.sm_count), default=None)
+
     def hidden(self, dtype: DType) -> HiddenFormat | None:
         for h in self.hidden_formats:
             if h.dtype is dtype:

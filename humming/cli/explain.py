@@ -91,8 +91,8 @@ def _plan(args: argparse.Namespace, caps, verdict: Verdict, manager: DeviceManag
     from humming.core.problem import GemmProblem
     from humming.errors import HummingError
 
-    sms = args.sm_count or max((s.sm_count for s in caps.skus if s.sm_count), default=0)
-    if sms <= 0:
+    sms = args.sm_count or caps.largest_sm_count
+    if sms is None or sms <= 0:
         raise InvalidInputError(f"{caps.target.arch} lists no SM count in its SKUs; pass --sm-count")
     tuner = manager.tuner(caps.target)
     if tuner is None:

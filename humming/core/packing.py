@@ -348,10 +348,6 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
                         scale_shift=shift)
 
 
-#: The normal range of each activation dtype: (smallest normal, largest finite).
-_NORMAL_RANGE = {dtypes.f16: (2.0**-14, 65504.0), dtypes.bf16: (2.0**-126, 3.3895313892515355e38)}
-
-
 def fit_scales(scales: torch.Tensor, activation: DType, source: DType) -> int:
     """The power of two e such that scales x 2^-e lie in the activation dtype's normal range: 0 where they already
     do (nearly always), else the exponent that centres their range on 1. The factor is exact, and the kernel's
@@ -370,7 +366,7 @@ def fit_scales(scales: torch.Tensor, activation: DType, source: DType) -> int:
     if nonzero.numel() == 0:
         return 0
     lo, hi = float(nonzero.min()), float(nonzero.max())
-    tiny, big = _NORMAL_RANGE[activation]
+    tiny, big = activation.smallest_normal, activation.max_finite
     if tiny <= lo and hi <= big:
         return 0
     shift = round((math.log2(lo) + math.log2(hi)) / 2)

@@ -262,18 +262,18 @@ def split_count(tiles: int, k_iters: int, resident: int) -> int:
     return best if best > 1 and tiles * best >= DP_WAVE_FILL * resident else 1
 
 
-def _no_rule(problem: GemmProblem, caps: DeviceCapabilities, decode: DecodeParams,
+def _no_rule(problem: GemmProblem, caps: DeviceCapabilities, candidates: list[TileRule],
              fits: list[TileRule]) -> UnsupportedError:
-    """Why no rule of the target's table serves ``problem``: the requirements its kernels miss (bf16 MMAs on sm_75,
-    say) and what would work instead, or the NVRTC version the fitting ones need."""
+    """Why no rule of the target's table serves ``problem``: the requirements the kernels of its ``candidates`` (the
+    rules for its M and format) miss (bf16 MMAs on sm_75, say) and what would work instead, or the NVRTC version the
+    ``fits`` (the candidates whose requirements hold) need."""
     if fits:  # every fitting kernel needs a newer NVRTC than the one loaded here
         need = ".".join(map(str, max(r.min_nvrtc or () for r in fits)))
         return UnsupportedError(f"{problem.describe()}: on {caps.target.arch} every kernel that serves it needs NVRTC "
                                 f">= {need}", missing=[f"NVRTC >= {need}"],
                                 alternatives=["pip install -U nvidia-cuda-nvrtc"])
-    act = problem.activation
-    failed = {q.what: q for r in table_for(caps) if problem.m <= r.max_m and (r.when is None or r.when(decode, act))
-              for q in r.kernel.target_requirements(act) if not q.check(caps)}
+    failed = {q.what: q for r in candidates for q in r.kernel.target_requirements(problem.activation)
+              if not q.check(caps)}
     alternatives = dict.fromkeys(a for q in failed.values() for a in q.alternatives)
     return UnsupportedError(f"{problem.describe()}: no dense kernel runs it on {caps.target.arch}",
                             missing=list(failed) or ["a tile rule for this problem"], alternatives=list(alternatives))
@@ -305,11 +305,12 @@ class DenseTuner:
         reasons = []
         if tile is None:
             act = problem.activation
-            fits = [r for r in table_for(caps) if problem.m <= r.max_m and (r.when is None or r.when(decode, act))
-                    and all(q.check(caps) for q in r.kernel.target_requirements(act))]
+            candidates = [r for r in table_for(caps)
+                          if problem.m <= r.max_m and (r.when is None or r.when(decode, act))]
+            fits = [r for r in candidates if all(q.check(caps) for q in r.kernel.target_requirements(act))]
             rule = next((r for r in fits if compiler_builds(r)), None)
             if rule is None:
-                raise _no_rule(problem, caps, decode, fits)
+                raise _no_rule(problem, caps, candidates, fits)
             if rule is not fits[0]:
                 reasons.append(f"{fits[0].why}: skipped, NVRTC {'.'.join(map(str, nvrtc_version()))} miscompiles it "
                                f"(needs {'.'.join(map(str, fits[0].min_nvrtc or ()))}: pip install -U "
