@@ -19,7 +19,8 @@ K_pad (a multiple of 128 and of the group size):
   block permuted so that column g + 8j sits at g*8 + j (a lane's eight scales are adjacent); 16-bit and f32
   scales are stored in the activation dtype (rounded where it has fewer mantissa bits: f16 scales for bf16
   activations lose 3 bits, as the peers' bf16 kernels do), shifted by a power of two that goes to the global
-  scale where they would leave its normal range (``fit_scales``); ue8m0/e4m3/ue4m3 as their 8-bit codes;
+  scale where they would leave its normal range (``fit_scales``); ue8m0/e4m3/ue4m3 as their 8-bit codes
+  (ue8m0 codes less such a power of two where the weights they scale would leave it: ``fit_scale_codes``);
 - channel scales: f32 [N_pad]; tensor and global scales: one f32 (their product);
 - act order (GPTQ g_idx): K is permuted so that groups are contiguous (``perm``; the GEMM gathers x[:, perm]).
 """
@@ -34,6 +35,7 @@ from typing import Any
 import torch
 
 from humming.core import codec, dtypes
+from humming.core.scale_range import fit_scale_codes, fit_scales, shift_codes
 from humming.core.dtypes import DType
 from humming.core.formats import Granularity, ScaleSpec, WeightFormat, ZeroPointSpec
 from humming.core.quantized import QuantizedTensor
@@ -64,8 +66,9 @@ class PackedWeight:
     gscale: torch.Tensor | None  # f32 [1]
     perm: torch.Tensor | None  # int64 [K]: x[:, perm] is what the packed K order multiplies
     group: int  # k per scale row (group scales), 0 otherwise
-    #: 16-bit group scales are stored times 2^-scale_shift (and gscale carries 2^scale_shift) where they would
-    #: otherwise overflow or fall under the activation dtype's smallest normal (fit_scales); 0 almost always.
+    #: Group scales are stored times 2^-scale_shift (and gscale carries 2^scale_shift) where they would otherwise
+    #: overflow or fall under the activation dtype's smallest normal (16-bit: fit_scales; ue8m0 codes minus the
+    #: shift: fit_scale_codes); 0 almost always.
     scale_shift: int = 0
     layout: str = LAYOUT
     #: The weight format as the op's string argument (computed once, so torch.compile sees a constant).
@@ -319,7 +322,11 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
         cells = decoded if g is Granularity.GROUP else decoded.repeat_interleave(spec.block_shape()[0], 0)[:n]
         if spec.dtype in _BYTE_SCALES:
             raw = q.scales if g is Granularity.GROUP else q.scales.repeat_interleave(spec.block_shape()[0], 0)[:n]
-            stored = raw
+            shift = fit_scale_codes(raw, cells, act, spec.dtype, elem)
+            stored = raw if not shift else shift_codes(raw, -shift)
+            if shift:
+                factor = torch.tensor([2.0**shift], dtype=torch.float32, device=raw.device)
+                gscale = factor if gscale is None else gscale * factor
         else:
             shift = fit_scales(cells, act, spec.dtype)
             stored = cells.to(torch_act)
@@ -346,37 +353,6 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
     return PackedWeight(wf, act, (n, k), n_pad, k_pad, data.to(dev), scales, zeros, chscale,
                         None if gscale is None else gscale.to(dev).contiguous(), perm, group if scales is not None else 0,
                         scale_shift=shift)
-
-
-def fit_scales(scales: torch.Tensor, activation: DType, source: DType) -> int:
-    """The power of two e such that scales x 2^-e lie in the activation dtype's normal range: 0 where they already
-    do (nearly always), else the exponent that centres their range on 1. The factor is exact, and the kernel's
-    epilogue takes 2^e with the global scale, so an f16 kernel keeps every bit bf16 or f32 scales of a tiny or huge
-    layer have instead of storing zeros, subnormals or inf. Zero scales stay zero. Scales already of the activation
-    dtype (``source``) are exact as stored, subnormals included: too wide a range keeps them as they are (e = 0).
-
-    :raises InvalidInputError: a scale that is not finite, or scales of another dtype whose range is wider than the
-        activation dtype's normal range at any power-of-two offset.
-    """
-    a = scales.abs()
-    if not bool(torch.isfinite(a).all()):
-        raise InvalidInputError(f"pack: the weight's scales hold {int((~torch.isfinite(a)).sum())} values that are not "
-                                "finite (inf or NaN); every output they touch would be too")
-    nonzero = a[a > 0]
-    if nonzero.numel() == 0:
-        return 0
-    lo, hi = float(nonzero.min()), float(nonzero.max())
-    tiny, big = activation.smallest_normal, activation.max_finite
-    if tiny <= lo and hi <= big:
-        return 0
-    shift = round((math.log2(lo) + math.log2(hi)) / 2)
-    if not (tiny <= math.ldexp(lo, -shift) and math.ldexp(hi, -shift) <= big):
-        if source is activation:
-            return 0
-        raise InvalidInputError(f"pack: the weight's scales span {lo:.3g} .. {hi:.3g}, wider than {activation}'s normal "
-                                f"range ({tiny:.3g} .. {big:.3g}) at any power-of-two offset; pack it for bf16 "
-                                "activations, or quantize it with a scale per channel or smaller groups")
-    return shift
 
 
 def _part(p: PackedWeight, name: str, t: torch.Tensor | None) -> torch.Tensor:
@@ -407,7 +383,7 @@ def unpack(p: PackedWeight, q_format: object = None) -> QuantizedTensor:
 
     def stored_scales(s: torch.Tensor) -> torch.Tensor:  # pack's fit_scales undone (exact), in the format's dtype
         if s.dtype is torch.uint8:
-            return s
+            return shift_codes(s, p.scale_shift) if p.scale_shift else s
         return torch.ldexp(s.to(torch.float32), torch.tensor(p.scale_shift, dtype=torch.float32,
                                                               device=s.device)).to(storage)
 
@@ -426,8 +402,9 @@ def unpack(p: PackedWeight, q_format: object = None) -> QuantizedTensor:
             zeros = unpermute_columns(p.zeros)[:1, :n].T.to(torch.uint8)
     else:
         scales = _part(p, "gscale", p.gscale).reshape(1, 1).to(storage)
-    # (a format's global scale comes with 8-bit scales only, which fit_scales never shifts: p.gscale is the format's)
     gscale = p.gscale if (wf.global_scale and g is not Granularity.TENSOR) else None
+    if gscale is not None and p.scale_shift:  # the format's own global scale, without the shift pack put in it
+        gscale = torch.ldexp(gscale, torch.tensor(-p.scale_shift, dtype=torch.float32, device=gscale.device))
     g_idx = None
     if p.perm is not None:
         g_idx = torch.empty(k, dtype=torch.int32, device=codes.device)

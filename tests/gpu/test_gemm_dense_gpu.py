@@ -400,11 +400,22 @@ def test_gemm_under_torch_compile(m: int) -> None:
 @pytest.mark.parametrize("m", [1, 16, 200])
 @pytest.mark.parametrize("magnitude, out", [(1e-4, dtypes.f16), (1e6, dtypes.bf16)])
 def test_bf16_scales_beyond_f16s_range_run_under_f16_activations(magnitude: float, out: dtypes.DType, m: int) -> None:
-    # pack moves a power of two of such scales into the global scale (packing.fit_scales): before, they were stored
+    # pack moves a power of two of such scales into the global scale (scale_range.fit_scales): before, they were stored
     # as f16 zeros / subnormals / inf. No bias, so that the weights' part of each output is what the check judges.
     probe = quantized.quantize(torch.randn(64, 128) * magnitude, QuantFormat(EXTRA_FORMATS["s4_g128_bf16"]))
     assert packing.pack(probe, dtypes.f16).scale_shift != 0
     _run("s4_g128_bf16", dtypes.f16, m, SHAPES[0], bias=False, out=out, magnitude=magnitude)
+
+
+@pytest.mark.parametrize("m", [1, 16, 200])
+@pytest.mark.parametrize("fmt_id, magnitude", [("mxfp4", 1e-9), ("mxint4", 1e7)])
+def test_ue8m0_scales_beyond_f16s_range_run_under_f16_activations(fmt_id: str, magnitude: float, m: int) -> None:
+    # pack now takes a power of two off such codes into the global scale (scale_range.fit_scale_codes): before, the
+    # kernels that scale their operands read them as f16 0 or inf, while the ones that scale f32 sums did not.
+    probe = quantized.quantize(torch.randn(64, 128) * magnitude, QuantFormat(FORMATS[fmt_id]))
+    assert packing.pack(probe, dtypes.f16).scale_shift != 0
+    _run(fmt_id, dtypes.f16, m, SHAPES[0], bias=False, out=dtypes.bf16 if magnitude > 1 else dtypes.f16,
+         magnitude=magnitude)
 
 
 def test_quant_linear_from_a_float_layer_and_under_torch_compile() -> None:

@@ -245,3 +245,84 @@ def test_scales_too_wide_for_f16_or_not_finite_are_refused() -> None:
     bad[3, 1] = float("inf")
     with pytest.raises(InvalidInputError, match="not finite"):
         packing.pack(replace(q, scales=bad), dtypes.bf16)
+
+
+def _operand_weights(p: packing.PackedWeight, q: quantized.QuantizedTensor) -> torch.Tensor:
+    """The weights an f16 kernel that scales its operands materialises (element x stored ue8m0 scale, each rounded
+    to f16, as dequant/scales.cuh does), times the global scale in f32: a CPU model of that path."""
+    n, k = q.shape
+    group = q.format.weight.scale.k_group()
+    codes = packing.unpermute_columns(p.scales)[: k // group, :n].T
+    scale = codec.decode(codes, dtypes.ue8m0, out_dtype=torch.float32).half()
+    elems = codec.decode(q.codes(), q.format.weight.dtype, out_dtype=torch.float32).half()
+    w = (elems * scale.repeat_interleave(group, 1)).float()
+    return w * (float(p.gscale) if p.gscale is not None else 1.0)
+
+
+@pytest.mark.parametrize("preset", ["mxfp4", "mxint4"])
+@pytest.mark.parametrize("magnitude", [1e-12, 1e-7, 3e6, 1e9])
+def test_ue8m0_codes_whose_weights_leave_f16_move_a_power_of_two_into_the_global_scale(preset: str,
+                                                                                      magnitude: float) -> None:
+    # ue8m0 codes were packed as they came: an f16 kernel that scales its operands read 2^-40 as 0 (every output 0)
+    # and 2^25 as inf, while the kernels that scale f32 sums got them right: one layer, two answers by M.
+    q = quantized.quantize(torch.randn(96, 256) * magnitude * (1 + torch.rand(96, 1)), preset)
+    p = packing.pack(q, dtypes.f16)
+    assert p.scale_shift != 0 and p.gscale is not None and float(p.gscale) == 2.0**p.scale_shift
+    stored = codec.decode(packing.unpermute_columns(p.scales)[:, :96], dtypes.ue8m0, out_dtype=torch.float32)
+    largest = float(codec.representable_values(q.format.weight.dtype).abs().max())
+    assert float(stored.min()) >= 2.0**-14 and float(stored.max()) * largest <= 65504
+    want = quantized.dequantize(q, torch.float64)
+    got = _operand_weights(p, q).double()
+    assert bool(torch.isfinite(got).all())
+    assert torch.allclose(got, want, rtol=2.0**-10, atol=0), float(((got - want).abs() / want.abs()).nan_to_num().max())
+    u = packing.unpack(p, q.format)
+    assert torch.equal(u.scales, q.scales) and torch.equal(u.data, q.data) and u.global_scale is None
+    kept = packing.pack(q, dtypes.bf16)  # bf16's range holds them: nothing moves
+    assert kept.scale_shift == 0 and kept.gscale is None
+
+
+def test_ue8m0_codes_in_range_pack_as_before_and_zero_codes_stay_zero() -> None:
+    for act in (dtypes.f16, dtypes.bf16):
+        q = quantized.quantize(torch.randn(64, 256), "mxfp4")
+        p = packing.pack(q, act)
+        assert p.scale_shift == 0 and p.gscale is None
+        assert torch.equal(packing.unpermute_columns(p.scales)[:, :64], q.scales.T)
+    # an all-zero block's code 0 (2^-127, zero in every kernel) neither forces a shift nor moves with one
+    rows = torch.randn(64, 256)
+    rows[5, 32:64] = 0
+    q = quantized.quantize(rows, "mxfp4")
+    scales = q.scales.clone()
+    scales[5, 1] = 0
+    assert packing.pack(replace(q, scales=scales), dtypes.f16).scale_shift == 0
+    tiny = quantized.quantize(rows * 1e-9, "mxfp4")
+    scales = tiny.scales.clone()
+    scales[5, 1] = 0
+    p = packing.pack(replace(tiny, scales=scales), dtypes.f16)
+    stored = packing.unpermute_columns(p.scales)[:, :64].T
+    assert p.scale_shift < 0 and int(stored[5, 1]) == 0 and int((stored == 0).sum()) == 1
+    assert torch.equal(packing.unpack(p, tiny.format).scales, scales)
+
+
+def test_ue8m0_codes_too_wide_for_f16_keep_each_channels_largest_or_are_refused() -> None:
+    rows = torch.ones(64, 1)
+    rows[0], rows[1] = 1e-9, 1e3  # channel maxima 2^-32 .. 2^8: wider than f16 holds around e2m1's 6
+    q = quantized.quantize(torch.randn(64, 256) * rows, "mxfp4")
+    with pytest.raises(InvalidInputError, match=r"ue8m0 scales span 2\^-\d+ \.\. 2\^\d+, and some channel's largest is "
+                                                r"2\^-\d+: wider than f16[\s\S]*bf16"):
+        packing.pack(q, dtypes.f16)
+    assert packing.pack(q, dtypes.bf16).scale_shift == 0
+    # one tiny block inside channels of ordinary ones: the largest scale goes to the top of f16's range and that
+    # block (2^-30 under its channel's largest) falls under it, as it would in any f16 product
+    w = torch.randn(64, 256) * 1e3
+    w[7, 64:96] *= 1e-9
+    wide = quantized.quantize(w, "mxfp4")
+    p = packing.pack(wide, dtypes.f16)
+    hi = int(wide.scales.max()) - 127
+    assert p.scale_shift == hi - 13 and torch.equal(packing.unpack(p, wide.format).scales, wide.scales)
+    got, want = _operand_weights(p, wide).double(), quantized.dequantize(wide, torch.float64)
+    assert bool(torch.isfinite(got).all())
+    assert bool(((got - want).abs() <= 2.0**-10 * want.abs().amax(dim=1, keepdim=True)).all())
+    bad = q.scales.clone()
+    bad[3, 1] = 255  # ue8m0's NaN
+    with pytest.raises(InvalidInputError, match="NaN"):
+        packing.pack(replace(q, scales=bad), dtypes.bf16)
