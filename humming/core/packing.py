@@ -328,7 +328,7 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
                 factor = torch.tensor([2.0**shift], dtype=torch.float32, device=raw.device)
                 gscale = factor if gscale is None else gscale * factor
         else:
-            shift = fit_scales(cells, act, spec.dtype)
+            shift = fit_scales(cells, act, spec.dtype, elem)
             stored = cells.to(torch_act)
             if shift:
                 stored = torch.ldexp(cells, torch.tensor(-shift, dtype=torch.float32, device=cells.device)).to(torch_act)

@@ -17,15 +17,36 @@ from humming.core.dtypes import DType
 from humming.errors import InvalidInputError
 
 
-def fit_scales(scales: torch.Tensor, activation: DType, source: DType) -> int:
-    """The power of two e such that scales x 2^-e lie in the activation dtype's normal range: 0 where they already
-    do (nearly always), else the exponent that centres their range on 1. The factor is exact, and the kernel's
-    epilogue takes 2^e with the global scale, so an f16 kernel keeps every bit bf16 or f32 scales of a tiny or huge
-    layer have instead of storing zeros, subnormals or inf. Zero scales stay zero. Scales already of the activation
-    dtype (``source``) are exact as stored, subnormals included: too wide a range keeps them as they are (e = 0).
+def largest_element(element: DType) -> float:
+    """The largest magnitude a weight element (a code less its zero point, as the kernel dequantises it) takes."""
+    values = codec.representable_values(element)
+    return float(values[torch.isfinite(values)].abs().max())
+
+
+def _shifts(lo: float, hi: float, activation: DType, element: DType) -> tuple[int, int]:
+    """(least, most): the e with lo x 2^-e normal and the largest element x hi x 2^-e finite in ``activation``."""
+    most = math.floor(math.log2(lo / activation.smallest_normal))
+    least = math.ceil(math.log2(hi * largest_element(element) / activation.max_finite))
+    return least, most
+
+
+def _chosen(lo: float, hi: float, least: int, most: int) -> int:
+    """0 where it fits (least <= 0 <= most), else the shift that centres [lo, hi] on 1, held inside [least, most]."""
+    if least <= 0 <= most:
+        return 0
+    return min(max(round((math.log2(lo) + math.log2(hi)) / 2), least), most)
+
+
+def fit_scales(scales: torch.Tensor, activation: DType, source: DType, element: DType) -> int:
+    """The power of two e such that scales x 2^-e lie in the activation dtype's normal range, and the largest
+    ``element`` times the largest of them stays finite there: 0 where that holds already (nearly always), else the
+    shift that centres their range on 1, as far as it fits. The factor is exact, and the kernel's epilogue takes 2^e
+    with the global scale, so an f16 kernel keeps every bit bf16 or f32 scales of a tiny or huge layer have instead
+    of storing zeros, subnormals or inf. Zero scales stay zero. Scales already of the activation dtype (``source``)
+    are exact as stored, subnormals included: too wide a range keeps them as they are (e = 0).
 
     :raises InvalidInputError: a scale that is not finite, or scales of another dtype whose range is wider than the
-        activation dtype's normal range at any power-of-two offset.
+        activation dtype holds with these elements at any power-of-two offset.
     """
     a = scales.abs()
     if not bool(torch.isfinite(a).all()):
@@ -35,25 +56,23 @@ def fit_scales(scales: torch.Tensor, activation: DType, source: DType) -> int:
     if nonzero.numel() == 0:
         return 0
     lo, hi = float(nonzero.min()), float(nonzero.max())
-    tiny, big = activation.smallest_normal, activation.max_finite
-    if tiny <= lo and hi <= big:
+    least, most = _shifts(lo, hi, activation, element)
+    if least <= most:
+        return _chosen(lo, hi, least, most)
+    if source is activation:
         return 0
-    shift = round((math.log2(lo) + math.log2(hi)) / 2)
-    if not (tiny <= math.ldexp(lo, -shift) and math.ldexp(hi, -shift) <= big):
-        if source is activation:
-            return 0
-        raise InvalidInputError(f"pack: the weight's scales span {lo:.3g} .. {hi:.3g}, wider than {activation}'s normal "
-                                f"range ({tiny:.3g} .. {big:.3g}) at any power-of-two offset; pack it for bf16 "
-                                "activations, or quantize it with a scale per channel or smaller groups")
-    return shift
+    raise InvalidInputError(f"pack: the weight's scales span {lo:.3g} .. {hi:.3g}, wider than {activation}'s normal "
+                            f"range ({activation.smallest_normal:.3g} .. {activation.max_finite:.3g}, with "
+                            f"{element} elements up to {largest_element(element):g}) at any power-of-two offset; "
+                            "pack it for bf16 activations, or quantize it with a scale per channel or smaller groups")
 
 
 def fit_scale_codes(codes: torch.Tensor, decoded: torch.Tensor, activation: DType, source: DType,
                     element: DType) -> int:
     """For ue8m0 scale codes [N, groups] (powers of two 2^(code-127)), the e such that codes - e keep the weights a
     kernel dequantises into the activation dtype in range: each scale inside its normal range, and the largest
-    element times the largest scale finite. 0 where that holds already (MXFP4 / MXINT4 of any usual layer), else the
-    middle of the shifts that fit. Kernels that scale the operands (not the f32 sums) turn a code into an
+    element times the largest scale finite. 0 where that holds already (MXFP4 / MXINT4 of any usual layer), else
+    chosen as fit_scales chooses. Kernels that scale the operands (not the f32 sums) turn a code into an
     activation-dtype scale, so an f16 kernel would otherwise read scales past 2^15 as inf and under 2^-24 as 0.
 
     Where no shift holds every scale, the largest is put at the top of the range provided each output channel's
@@ -74,21 +93,16 @@ def fit_scale_codes(codes: torch.Tensor, decoded: torch.Tensor, activation: DTyp
     if used.numel() == 0:
         return 0
     lo, hi = int(used.min()) - 127, int(used.max()) - 127
-    values = codec.representable_values(element)
-    largest = float(values[torch.isfinite(values)].abs().max())
-    floor = math.ceil(math.log2(activation.smallest_normal))  # the lowest normal exponent
-    top = math.floor(math.log2(activation.max_finite / largest))  # largest element x 2^top stays finite
-    least, most = hi - top, lo - floor  # e fits every scale where least <= e <= most
-    if least <= 0 <= most:
-        return 0
+    least, most = _shifts(2.0**lo, 2.0**hi, activation, element)
     if least <= most:
-        return (least + most) // 2
+        return _chosen(2.0**lo, 2.0**hi, least, most)
     channel_max = codes.max(dim=1).values
     weakest = int(channel_max[channel_max > 0].min()) - 127  # the smallest of the channels' largest scales
-    if least > weakest - floor:
+    if least > weakest - math.ceil(math.log2(activation.smallest_normal)):
         raise InvalidInputError(f"pack: the weight's ue8m0 scales span 2^{lo} .. 2^{hi}, and some channel's largest is "
-                                f"2^{weakest}: wider than {activation} holds with {element} elements at any "
-                                f"power-of-two offset (2^{floor} .. 2^{top}); pack it for bf16 activations")
+                                f"2^{weakest}: wider than {activation} holds with {element} elements (up to "
+                                f"{largest_element(element):g}) at any power-of-two offset; pack it for bf16 "
+                                "activations")
     return least
 
 

@@ -326,3 +326,23 @@ def test_ue8m0_codes_too_wide_for_f16_keep_each_channels_largest_or_are_refused(
     bad[3, 1] = 255  # ue8m0's NaN
     with pytest.raises(InvalidInputError, match="NaN"):
         packing.pack(replace(q, scales=bad), dtypes.bf16)
+
+
+def test_a_shifted_scale_range_keeps_the_largest_element_finite() -> None:
+    # bf16 scales 2^-30 .. 2^-10 under f16 must move; centred on 1 they reach 2^10, and e4m3's 448 x 2^10 is inf in
+    # an f16 kernel that scales its operands. The shift now stops where the largest element stays finite.
+    rows = torch.full((64, 1), 1e-3)
+    rows[0], rows[1] = 448 * 2.0**-30, 448 * 2.0**-10
+    q = quantized.quantize(torch.randn(64, 256).clamp(-1, 1) * rows, QuantFormat(_wf("e4m3", sdt="bf16")))
+    p = packing.pack(q, dtypes.f16)
+    stored = packing.unpermute_columns(p.scales)[:2, :64].T.float()
+    assert p.scale_shift != 0 and float(stored.max()) * 448 <= 65504 and float(stored.min()) >= 2.0**-14
+    elems = codec.decode(q.codes(), dtypes.e4m3, out_dtype=torch.float32).half()
+    w = (elems * stored.half().repeat_interleave(128, 1)).float() * float(p.gscale)
+    want = quantized.dequantize(q, torch.float64)
+    assert bool(torch.isfinite(w).all())
+    assert bool(((w.double() - want).abs() <= 2.0**-10 * want.abs().amax(dim=1, keepdim=True)).all())
+    wider = rows.clone()
+    wider[0] = 448 * 2.0**-40  # 2^-40 .. 2^-10: no offset holds both ends with e4m3 elements
+    with pytest.raises(InvalidInputError, match=r"wider than f16's normal range .*e4m3 elements up to 448"):
+        packing.pack(quantized.quantize(torch.randn(64, 256).clamp(-1, 1) * wider, q.format), dtypes.f16)
