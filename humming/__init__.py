@@ -24,6 +24,7 @@ _LAZY = {
     "dequantize": ("humming.core.quantized", "dequantize"),
     "reference_gemm": ("humming.core.reference", "reference_gemm"),
     "precompile": ("humming.warmup", "precompile"),
+    "checkpoints": ("humming.core.checkpoints", None),
 }
 
 

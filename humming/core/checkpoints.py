@@ -1,0 +1,158 @@
+"""QuantizedTensor from the tensors that public checkpoints store: GPTQ (v1 and v2), AWQ and gpt-oss's MXFP4.
+
+Each reader takes one linear layer's tensors as a checkpoint holds them (any device; the result stays there) and
+returns the canonical QuantizedTensor of ``humming.core.quantized``, which ``QuantLinear.from_quantized`` packs.
+The layouts, as their public tools write them:
+
+- GPTQ (AutoGPTQ, GPTQModel): ``qweight`` int32 [K * bits / 32, N], the codes of each column an LSB-first bit
+  stream along K in 32-bit words (3 bits: 32 codes in 3 words, fields crossing words); ``qzeros`` int32
+  [groups, N * bits / 32], the same along N; ``scales`` [groups, N]; ``g_idx`` int32 [K]. w = (q - z) * s, where
+  the "gptq" (v1) format stores z - 1 and "gptq_v2" stores z.
+- AWQ (AutoAWQ's GEMM layout): ``qweight`` int32 [K, N / 8], word j holding columns 8j + (0, 2, 4, 6, 1, 3, 5, 7) in
+  its nibbles from the lowest; ``qzeros`` int32 [groups, N / 8] likewise; ``scales`` [groups, N]. w = (q - z) * s.
+- gpt-oss MXFP4: ``blocks`` uint8 [N, K / 32, 16], two e2m1 codes a byte (the even element in the low nibble);
+  ``scales`` uint8 [N, K / 32], ue8m0 exponents (2^(s - 127)).
+
+GPTQ weights whose zero points are all 2^(bits - 1) (symmetric quantization) come back as signed codes without
+zero points (``symmetric=None`` decides from the data): the same weights, on the kernels' constant-zero path.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from humming.core import codec, dtypes
+from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightFormat, ZeroPointSpec
+from humming.core.presets import get as preset
+from humming.core.quantized import QuantizedTensor
+from humming.errors import InvalidInputError
+
+_SCALE_DTYPES = {torch.float16: dtypes.f16, torch.bfloat16: dtypes.bf16, torch.float32: dtypes.f32}
+#: AWQ's nibble i of a word holds column AWQ_ORDER[i] of its eight.
+AWQ_ORDER = (0, 2, 4, 6, 1, 3, 5, 7)
+
+
+def _need(t: object, name: str, where: str, dtype: torch.dtype, ndim: int) -> torch.Tensor:
+    if not isinstance(t, torch.Tensor) or t.dtype is not dtype or t.dim() != ndim:
+        got = f"{t.dtype} of {t.dim()} dims" if isinstance(t, torch.Tensor) else type(t).__name__
+        raise InvalidInputError(f"{where}: {name} must be a {ndim}-D {dtype} tensor, got {got}")
+    return t
+
+
+def _words_to_bytes(words: torch.Tensor) -> torch.Tensor:
+    """int32 [..., W] -> uint8 [..., 4W], each word's bytes from the lowest: the words' LSB-first bit stream."""
+    w = words.to(torch.int64) & 0xFFFFFFFF
+    shifts = torch.arange(0, 32, 8, device=words.device, dtype=torch.int64)
+    return ((w.unsqueeze(-1) >> shifts) & 0xFF).to(torch.uint8).reshape(*words.shape[:-1], words.shape[-1] * 4)
+
+
+def _scales(scales: object, where: str, groups: int, n: int) -> torch.Tensor:
+    if not isinstance(scales, torch.Tensor) or scales.dtype not in _SCALE_DTYPES or scales.dim() != 2:
+        raise InvalidInputError(f"{where}: scales must be a 2-D float16, bfloat16 or float32 tensor [groups, N]")
+    if scales.shape[1] != n or (groups and scales.shape[0] != groups):
+        raise InvalidInputError(f"{where}: scales has shape {list(scales.shape)}; expected [{groups or 'groups'}, {n}]")
+    return scales
+
+
+def _group_size(k: int, groups: int, group_size: int | None, where: str) -> int:
+    if groups < 1 or k % groups:
+        raise InvalidInputError(f"{where}: {groups} scale rows do not divide K={k} into groups")
+    if group_size is not None and group_size not in (-1, k // groups):
+        raise InvalidInputError(f"{where}: group_size={group_size}, but {groups} scale rows over K={k} make groups "
+                                f"of {k // groups}")
+    return k // groups
+
+
+def from_gptq(qweight: torch.Tensor, qzeros: torch.Tensor, scales: torch.Tensor, g_idx: torch.Tensor | None = None,
+              *, bits: int, group_size: int | None = None, checkpoint_format: str = "gptq",
+              symmetric: bool | None = None) -> QuantizedTensor:
+    """One GPTQ layer (module docstring) as a QuantizedTensor. ``checkpoint_format`` is the quantization config's
+    ("gptq": zero points stored less one; "gptq_v2": as they are). ``g_idx`` in plain group order is dropped (no
+    act order); any other makes an act-order format. ``symmetric`` None: signed codes without zero points when every
+    zero point is 2^(bits - 1), else unsigned codes with them; True insists on the first, False keeps zero points.
+    """
+    where = "from_gptq"
+    if bits not in (2, 3, 4, 8):
+        raise InvalidInputError(f"{where}: bits={bits}; GPTQ checkpoints hold 2, 3, 4 or 8")
+    if checkpoint_format not in ("gptq", "gptq_v2"):
+        raise InvalidInputError(f"{where}: checkpoint_format={checkpoint_format!r}; allowed: 'gptq', 'gptq_v2'")
+    _need(qweight, "qweight", where, torch.int32, 2)
+    _need(qzeros, "qzeros", where, torch.int32, 2)
+    n, k = qweight.shape[1], qweight.shape[0] * 32 // bits
+    groups = scales.shape[0] if isinstance(scales, torch.Tensor) and scales.dim() == 2 else 0
+    scales = _scales(scales, where, groups, n)
+    group = _group_size(k, groups, group_size, where)
+    if tuple(qzeros.shape) != (groups, n * bits // 32) or n * bits % 32:
+        raise InvalidInputError(f"{where}: qzeros has shape {list(qzeros.shape)}; expected [{groups}, {n * bits // 32}] "
+                                f"(N={n} columns of {bits} bits in int32 words)")
+    data = _words_to_bytes(qweight.T.contiguous())  # [N, K * bits / 8]: already the canonical bit stream
+    zeros = codec.unpack_codes(_words_to_bytes(qzeros), bits, n).T.to(torch.int16)  # [N, groups]
+    if checkpoint_format == "gptq":
+        zeros = zeros + 1
+        if bool((zeros >= 1 << bits).any()):
+            raise InvalidInputError(f"{where}: a stored zero point of {(1 << bits) - 1} is {1 << bits} in the v1 "
+                                    f"('gptq') format, past {bits} bits; if the checkpoint is v2, pass "
+                                    "checkpoint_format='gptq_v2'")
+    mid = 1 << (bits - 1)
+    is_symmetric = bool((zeros == mid).all())
+    if symmetric and not is_symmetric:
+        raise InvalidInputError(f"{where}: symmetric=True, but the zero points are not all {mid}")
+    order = None
+    if g_idx is not None:
+        _need(g_idx, "g_idx", where, torch.int32, 1)
+        if g_idx.shape[0] != k:
+            raise InvalidInputError(f"{where}: g_idx has {g_idx.shape[0]} entries; expected K={k}")
+        plain = torch.arange(k, device=g_idx.device, dtype=torch.int32) // group
+        order = None if torch.equal(g_idx, plain) else g_idx.contiguous()
+    scale = ScaleSpec(Granularity.GROUP, _SCALE_DTYPES[scales.dtype], group)
+    act_order = order is not None
+    if is_symmetric and symmetric is not False:
+        flip = codec.pack_codes(torch.full((1, k), mid, dtype=torch.uint8, device=data.device), bits)
+        fmt = WeightFormat(dtypes.DType.parse(f"s{bits}"), scale, act_order=act_order)
+        return QuantizedTensor(QuantFormat(fmt), (n, k), data ^ flip, scales.T.contiguous(), g_idx=order)
+    fmt = WeightFormat(dtypes.DType.parse(f"u{bits}"), scale, ZeroPointSpec.INT, act_order=act_order)
+    return QuantizedTensor(QuantFormat(fmt), (n, k), data, scales.T.contiguous(), zeros.to(torch.uint8).contiguous(),
+                           g_idx=order)
+
+
+def _awq_columns(words: torch.Tensor) -> torch.Tensor:
+    """int32 [R, N / 8] in AWQ's order -> uint8 codes [R, N] in column order."""
+    shifts = torch.arange(0, 32, 4, device=words.device, dtype=torch.int64)
+    nibbles = ((words.to(torch.int64).unsqueeze(-1) >> shifts) & 0xF).to(torch.uint8)  # [R, N/8, nibble i]
+    out = torch.empty_like(nibbles)
+    out[..., list(AWQ_ORDER)] = nibbles
+    return out.reshape(words.shape[0], -1)
+
+
+def from_awq(qweight: torch.Tensor, qzeros: torch.Tensor, scales: torch.Tensor, *,
+             group_size: int | None = None) -> QuantizedTensor:
+    """One AWQ layer (AutoAWQ's GEMM layout, 4 bits; module docstring) as a QuantizedTensor of the awq_int4 kind."""
+    where = "from_awq"
+    _need(qweight, "qweight", where, torch.int32, 2)
+    _need(qzeros, "qzeros", where, torch.int32, 2)
+    k, n = qweight.shape[0], qweight.shape[1] * 8
+    groups = scales.shape[0] if isinstance(scales, torch.Tensor) and scales.dim() == 2 else 0
+    scales = _scales(scales, where, groups, n)
+    group = _group_size(k, groups, group_size, where)
+    if tuple(qzeros.shape) != (groups, n // 8):
+        raise InvalidInputError(f"{where}: qzeros has shape {list(qzeros.shape)}; expected [{groups}, {n // 8}]")
+    codes = _awq_columns(qweight).T  # [N, K]
+    data = (codes[:, 0::2] | (codes[:, 1::2] << 4)).contiguous()  # two codes a byte, the even one low
+    zeros = _awq_columns(qzeros).T.contiguous()
+    fmt = WeightFormat(dtypes.u4, ScaleSpec(Granularity.GROUP, _SCALE_DTYPES[scales.dtype], group), ZeroPointSpec.INT)
+    return QuantizedTensor(QuantFormat(fmt), (n, k), data, scales.T.contiguous(), zeros)
+
+
+def from_mxfp4(blocks: torch.Tensor, scales: torch.Tensor) -> QuantizedTensor:
+    """One gpt-oss MXFP4 weight (module docstring; one expert's slice for MoE checkpoints) as an mxfp4 tensor."""
+    where = "from_mxfp4"
+    if not isinstance(blocks, torch.Tensor) or blocks.dtype is not torch.uint8 or blocks.dim() not in (2, 3):
+        raise InvalidInputError(f"{where}: blocks must be a uint8 tensor [N, K / 32, 16] or [N, K / 2]")
+    _need(scales, "scales", where, torch.uint8, 2)
+    n = blocks.shape[0]
+    data = blocks.reshape(n, -1)
+    k = data.shape[1] * 2
+    if tuple(scales.shape) != (n, k // 32) or k % 32:
+        raise InvalidInputError(f"{where}: scales has shape {list(scales.shape)}; blocks of {n} x {k} elements "
+                                f"need [{n}, {k // 32}]")
+    return QuantizedTensor(preset("mxfp4"), (n, k), data.contiguous(), scales.contiguous())

@@ -1,0 +1,126 @@
+"""Checkpoint readers: the public layouts written here from their definitions, read back, and known words."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from humming.core import checkpoints, dtypes, packing, quantized
+from humming.errors import InvalidInputError
+
+
+def _i32(values: list[int]) -> list[int]:
+    return [v - (1 << 32) if v >= 1 << 31 else v for v in values]
+
+
+def _stream_words(codes: list[int], bits: int) -> list[int]:
+    """Codes as one LSB-first bit stream cut into 32-bit words (GPTQ's packing, by its definition)."""
+    stream = sum(int(c) << (bits * i) for i, c in enumerate(codes))
+    return _i32([(stream >> (32 * w)) & 0xFFFFFFFF for w in range(len(codes) * bits // 32)])
+
+
+def _gptq_tensors(q: quantized.QuantizedTensor, bits: int, v1: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    codes, (n, k) = q.codes(), q.shape
+    qweight = torch.tensor([_stream_words(codes[c].tolist(), bits) for c in range(n)], dtype=torch.int32).T
+    stored = q.zeros.T.to(torch.int64) - (1 if v1 else 0)  # [groups, N]
+    qzeros = torch.tensor([_stream_words((row & ((1 << bits) - 1)).tolist(), bits) for row in stored],
+                          dtype=torch.int32)
+    return qweight.contiguous(), qzeros
+
+
+def _awq_words(codes: torch.Tensor) -> torch.Tensor:
+    """[R, N] codes -> [R, N / 8] words, nibble i of word j holding column 8j + AWQ_ORDER[i] (AutoAWQ's packing)."""
+    rows = []
+    for r in codes.tolist():
+        rows.append(_i32([sum(r[8 * j + checkpoints.AWQ_ORDER[i]] << (4 * i) for i in range(8))
+                          for j in range(len(r) // 8)]))
+    return torch.tensor(rows, dtype=torch.int32)
+
+
+def test_known_words_decode_as_their_layouts_say() -> None:
+    word = 0x76543210
+    awq = checkpoints.from_awq(torch.full((16, 1), word, dtype=torch.int32), torch.zeros(1, 1, dtype=torch.int32),
+                               torch.ones(1, 8, dtype=torch.float16))
+    # codes [N = 8, K = 16]: output column n holds nibble i where AWQ_ORDER[i] = n, at every k
+    assert awq.codes().tolist() == [[v] * 16 for v in (0, 4, 1, 5, 2, 6, 3, 7)]
+    gptq = checkpoints.from_gptq(torch.full((4, 32), word, dtype=torch.int32), torch.zeros(1, 4, dtype=torch.int32),
+                                 torch.ones(1, 32, dtype=torch.float16), bits=4, checkpoint_format="gptq_v2",
+                                 symmetric=False)
+    assert gptq.codes()[5].tolist() == [0, 1, 2, 3, 4, 5, 6, 7] * 4
+    # 3 bits: codes 0..7 repeated over 32 k, fields crossing the words at k = 10 and 21
+    values = [i % 8 for i in range(32)]
+    words = torch.tensor(_stream_words(values, 3), dtype=torch.int32).reshape(3, 1).repeat(1, 32)
+    g3 = checkpoints.from_gptq(words, torch.zeros(1, 3, dtype=torch.int32), torch.ones(1, 32, dtype=torch.float16),
+                               bits=3, checkpoint_format="gptq_v2")
+    assert g3.codes()[0].tolist() == values and g3.format.weight.zero_point.value == "int"
+    # gpt-oss: the even element in the low nibble
+    mx = checkpoints.from_mxfp4(torch.full((2, 1, 16), 0x21, dtype=torch.uint8), torch.full((2, 1), 127,
+                                                                                            dtype=torch.uint8))
+    assert quantized.dequantize(mx)[0, :4].tolist() == [0.5, 1.0, 0.5, 1.0]
+
+
+@pytest.mark.parametrize("bits", [2, 3, 4, 8])
+@pytest.mark.parametrize("v1", [True, False])
+def test_gptq_layers_read_back_to_the_same_weights(bits: int, v1: bool) -> None:
+    q = quantized.quantize(torch.randn(64, 256) + 0.3, f"gptq_int{bits}")
+    if v1:  # v1 cannot hold a zero point of 0 (stored as -1)
+        q = quantized.QuantizedTensor(q.format, q.shape, q.data, q.scales, q.zeros.clamp(min=1), None, None)
+    qweight, qzeros = _gptq_tensors(q, bits, v1)
+    got = checkpoints.from_gptq(qweight, qzeros, q.scales.T.contiguous(), bits=bits,
+                                checkpoint_format="gptq" if v1 else "gptq_v2", group_size=128)
+    assert got.format.weight.dtype is dtypes.DType.parse(f"u{bits}") and got.zeros is not None
+    assert torch.equal(quantized.dequantize(got), quantized.dequantize(q))
+    packing.pack(got, dtypes.f16)
+
+
+@pytest.mark.parametrize("bits", [3, 4])
+def test_symmetric_gptq_becomes_signed_codes_and_act_order_keeps_its_g_idx(bits: int) -> None:
+    k = 256
+    g_idx = (torch.randperm(k) // 128).to(torch.int32)
+    q = quantized.quantize(torch.randn(64, k), f"gptq_int{bits}_act_order", g_idx=g_idx)
+    mid = 1 << (bits - 1)
+    q = quantized.QuantizedTensor(q.format, q.shape, q.data, q.scales, torch.full_like(q.zeros, mid), None, g_idx)
+    qweight, qzeros = _gptq_tensors(q, bits, v1=True)
+    got = checkpoints.from_gptq(qweight, qzeros, q.scales.T.contiguous(), g_idx, bits=bits)
+    wf = got.format.weight
+    assert wf.dtype is dtypes.DType.parse(f"s{bits}") and got.zeros is None and wf.act_order
+    assert torch.equal(quantized.dequantize(got), quantized.dequantize(q))
+    kept = checkpoints.from_gptq(qweight, qzeros, q.scales.T.contiguous(), g_idx, bits=bits, symmetric=False)
+    assert kept.zeros is not None and torch.equal(quantized.dequantize(kept), quantized.dequantize(q))
+    plain = checkpoints.from_gptq(qweight, qzeros, q.scales.T.contiguous(), torch.arange(k, dtype=torch.int32) // 128,
+                                  bits=bits)
+    assert plain.g_idx is None and not plain.format.weight.act_order
+    packing.pack(got, dtypes.bf16)
+
+
+def test_awq_and_mxfp4_layers_read_back_to_the_same_weights() -> None:
+    q = quantized.quantize(torch.randn(96, 256), "awq_int4")
+    got = checkpoints.from_awq(_awq_words(q.codes().T.contiguous()), _awq_words(q.zeros.T.contiguous()),
+                               q.scales.T.contiguous())
+    assert torch.equal(quantized.dequantize(got), quantized.dequantize(q))
+    assert got.format.weight == q.format.weight
+    mx = quantized.quantize(torch.randn(64, 256), "mxfp4")
+    back = checkpoints.from_mxfp4(mx.data.reshape(64, 8, 16), mx.scales)
+    assert torch.equal(back.data, mx.data) and torch.equal(quantized.dequantize(back), quantized.dequantize(mx))
+    assert back.format.weight == mx.format.weight
+
+
+def test_malformed_checkpoint_tensors_are_refused_with_what_was_expected() -> None:
+    s = torch.ones(2, 32, dtype=torch.float16)
+    qw, qz = torch.zeros(32, 32, dtype=torch.int32), torch.zeros(2, 4, dtype=torch.int32)
+    with pytest.raises(InvalidInputError, match="qweight must be a 2-D torch.int32"):
+        checkpoints.from_gptq(qw.to(torch.int64), qz, s, bits=4)
+    with pytest.raises(InvalidInputError, match=r"qzeros has shape \[2, 3\]; expected \[2, 4\]"):
+        checkpoints.from_gptq(qw, qz[:, :3], s, bits=4)
+    with pytest.raises(InvalidInputError, match="group_size=64, but 2 scale rows over K=256 make groups of 128"):
+        checkpoints.from_gptq(qw, qz, s, bits=4, group_size=64)
+    with pytest.raises(InvalidInputError, match="zero point of 15 is 16 in the v1 .* checkpoint_format='gptq_v2'"):
+        checkpoints.from_gptq(qw, torch.full((2, 4), -1, dtype=torch.int32), s, bits=4)
+    with pytest.raises(InvalidInputError, match="symmetric=True, but the zero points are not all 8"):
+        checkpoints.from_gptq(qw, qz, s, bits=4, symmetric=True)
+    with pytest.raises(InvalidInputError, match="bits=5"):
+        checkpoints.from_gptq(qw, qz, s, bits=5)
+    with pytest.raises(InvalidInputError, match=r"scales has shape \[2, 16\]; expected \[2, 32\]"):
+        checkpoints.from_awq(torch.zeros(256, 4, dtype=torch.int32), torch.zeros(2, 4, dtype=torch.int32), s[:, :16])
+    with pytest.raises(InvalidInputError, match=r"blocks of 4 x 64 elements need \[4, 2\]"):
+        checkpoints.from_mxfp4(torch.zeros(4, 2, 16, dtype=torch.uint8), torch.zeros(4, 3, dtype=torch.uint8))

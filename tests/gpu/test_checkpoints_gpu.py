@@ -1,0 +1,51 @@
+"""On a CUDA device: layers read from GPTQ / AWQ / gpt-oss MXFP4 checkpoint tensors (built here from their public
+layouts, moved to the GPU, read there) run through QuantLinear within tolerance of the float64 reference of the
+weights they were written from."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from humming.core import checkpoints, quantized, reference  # noqa: E402
+from tests.core.test_checkpoints import _awq_words, _gptq_tensors  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+N, K = 1000, 1024
+
+
+def _read(kind: str) -> tuple[quantized.QuantizedTensor, quantized.QuantizedTensor]:
+    """(the weight written, the weight read back on the GPU)."""
+    w = torch.randn(N, K) * (0.5 + torch.rand(N, 1))
+    if kind == "mxfp4":
+        q = quantized.quantize(w, "mxfp4")
+        return q, checkpoints.from_mxfp4(q.data.reshape(N, K // 32, 16).cuda(), q.scales.cuda())
+    if kind == "awq":
+        q = quantized.quantize(w, "awq_int4")
+        return q, checkpoints.from_awq(_awq_words(q.codes().T.contiguous()).cuda(),
+                                       _awq_words(q.zeros.T.contiguous()).cuda(), q.scales.T.contiguous().cuda())
+    if kind == "gptq_sym_act_order":
+        g_idx = (torch.randperm(K) // 128).to(torch.int32)
+        q = quantized.quantize(w, "gptq_int4_act_order", g_idx=g_idx)
+        q = quantized.QuantizedTensor(q.format, q.shape, q.data, q.scales, torch.full_like(q.zeros, 8), None, g_idx)
+        qweight, qzeros = _gptq_tensors(q, 4, v1=True)
+        return q, checkpoints.from_gptq(qweight.cuda(), qzeros.cuda(), q.scales.T.contiguous().cuda(), g_idx.cuda(),
+                                        bits=4)
+    q = quantized.quantize(w + 0.2, "gptq_int4")  # asymmetric, v2 zero points
+    qweight, qzeros = _gptq_tensors(q, 4, v1=False)
+    return q, checkpoints.from_gptq(qweight.cuda(), qzeros.cuda(), q.scales.T.contiguous().cuda(), bits=4,
+                                    checkpoint_format="gptq_v2")
+
+
+@pytest.mark.parametrize("m", [1, 16, 128])
+@pytest.mark.parametrize("kind", ["gptq_sym_act_order", "gptq_asym", "awq", "mxfp4"])
+def test_a_checkpoint_layer_runs_within_tolerance(kind: str, m: int) -> None:
+    from humming.nn import QuantLinear
+
+    written, read = _read(kind)
+    assert torch.equal(quantized.dequantize(read).cpu(), quantized.dequantize(written))
+    bias = torch.randn(N, device="cuda")
+    layer = QuantLinear.from_quantized(read, bias, activation="bf16")
+    x = torch.randn(m, K, device="cuda", dtype=torch.bfloat16)
+    reference.check_gemm(layer(x), x, written.to("cuda"), layer.bias)
