@@ -1,4 +1,4 @@
-"""QuantizedTensor from the tensors that public checkpoints store: GPTQ (v1 and v2), AWQ and gpt-oss's MXFP4.
+"""QuantizedTensor from the tensors public checkpoints store: GPTQ (v1, v2), AWQ, compressed-tensors, gpt-oss MXFP4.
 
 Each reader takes one linear layer's tensors as a checkpoint holds them (any device; the result stays there) and
 returns the canonical QuantizedTensor of ``humming.core.quantized``, which ``QuantLinear.from_quantized`` packs.
@@ -10,11 +10,15 @@ The layouts, as their public tools write them:
   the "gptq" (v1) format stores z - 1 and "gptq_v2" stores z.
 - AWQ (AutoAWQ's GEMM layout): ``qweight`` int32 [K, N / 8], word j holding columns 8j + (0, 2, 4, 6, 1, 3, 5, 7) in
   its nibbles from the lowest; ``qzeros`` int32 [groups, N / 8] likewise; ``scales`` [groups, N]. w = (q - z) * s.
+- compressed-tensors "pack-quantized" (llm-compressor; 4 or 8 bits): ``weight_packed`` int32 [N, ceil(K * bits / 32)],
+  32 / bits codes a word along K from the lowest bits, each code the signed value + 2^(bits - 1); asymmetric
+  layers' ``weight_zero_point`` int32 [ceil(N * bits / 32), groups] likewise along N; ``weight_scale`` [N, groups]
+  ([N, 1] per channel); ``weight_shape`` (N, K); ``weight_g_idx`` [K]. w = (q - z) * s.
 - gpt-oss MXFP4: ``blocks`` uint8 [N, K / 32, 16], two e2m1 codes a byte (the even element in the low nibble);
   ``scales`` uint8 [N, K / 32], ue8m0 exponents (2^(s - 127)).
 
-GPTQ weights whose zero points are all 2^(bits - 1) (symmetric quantization) come back as signed codes without
-zero points (``symmetric=None`` decides from the data): the same weights, on the kernels' constant-zero path.
+GPTQ weights whose zero points are all 2^(bits - 1), and compressed-tensors layers without zero points (symmetric
+quantization), come back as signed codes without zero points (``symmetric=None`` decides from the data): the same weights, on the kernels' constant-zero path.
 """
 
 from __future__ import annotations
@@ -63,6 +67,25 @@ def _group_size(k: int, groups: int, group_size: int | None, where: str) -> int:
     return k // groups
 
 
+def _act_order(g_idx: torch.Tensor | None, k: int, group: int, where: str) -> torch.Tensor | None:
+    """g_idx as a QuantizedTensor takes it: None where absent or in plain group order (no act order)."""
+    if g_idx is None:
+        return None
+    _need(g_idx, "g_idx", where, torch.int32, 1)
+    if g_idx.shape[0] != k:
+        raise InvalidInputError(f"{where}: g_idx has {g_idx.shape[0]} entries; expected K={k}")
+    plain = torch.arange(k, device=g_idx.device, dtype=torch.int32) // group
+    return None if torch.equal(g_idx, plain) else g_idx.contiguous()
+
+
+def _signed(data: torch.Tensor, bits: int, shape: tuple[int, int], scale: ScaleSpec, scales: torch.Tensor,
+            g_idx: torch.Tensor | None) -> QuantizedTensor:
+    """Codes stored as value + 2^(bits - 1) as the canonical signed codes (two's complement: the top bit flipped)."""
+    flip = codec.pack_codes(torch.full((1, shape[1]), 1 << (bits - 1), dtype=torch.uint8, device=data.device), bits)
+    fmt = WeightFormat(dtypes.DType.parse(f"s{bits}"), scale, act_order=g_idx is not None)
+    return QuantizedTensor(QuantFormat(fmt), shape, (data ^ flip).contiguous(), scales, g_idx=g_idx)
+
+
 def from_gptq(qweight: torch.Tensor, qzeros: torch.Tensor, scales: torch.Tensor, g_idx: torch.Tensor | None = None,
               *, bits: int, group_size: int | None = None, checkpoint_format: str = "gptq",
               symmetric: bool | None = None) -> QuantizedTensor:
@@ -97,22 +120,55 @@ def from_gptq(qweight: torch.Tensor, qzeros: torch.Tensor, scales: torch.Tensor,
     is_symmetric = bool((zeros == mid).all())
     if symmetric and not is_symmetric:
         raise InvalidInputError(f"{where}: symmetric=True, but the zero points are not all {mid}")
-    order = None
-    if g_idx is not None:
-        _need(g_idx, "g_idx", where, torch.int32, 1)
-        if g_idx.shape[0] != k:
-            raise InvalidInputError(f"{where}: g_idx has {g_idx.shape[0]} entries; expected K={k}")
-        plain = torch.arange(k, device=g_idx.device, dtype=torch.int32) // group
-        order = None if torch.equal(g_idx, plain) else g_idx.contiguous()
+    order = _act_order(g_idx, k, group, where)
     scale = ScaleSpec(Granularity.GROUP, _SCALE_DTYPES[scales.dtype], group)
     act_order = order is not None
     if is_symmetric and symmetric is not False:
-        flip = codec.pack_codes(torch.full((1, k), mid, dtype=torch.uint8, device=data.device), bits)
-        fmt = WeightFormat(dtypes.DType.parse(f"s{bits}"), scale, act_order=act_order)
-        return QuantizedTensor(QuantFormat(fmt), (n, k), data ^ flip, scales.T.contiguous(), g_idx=order)
+        return _signed(data, bits, (n, k), scale, scales.T.contiguous(), order)
     fmt = WeightFormat(dtypes.DType.parse(f"u{bits}"), scale, ZeroPointSpec.INT, act_order=act_order)
     return QuantizedTensor(QuantFormat(fmt), (n, k), data, scales.T.contiguous(), zeros.to(torch.uint8).contiguous(),
                            g_idx=order)
+
+
+def from_compressed_tensors(weight_packed: torch.Tensor, weight_scale: torch.Tensor,
+                            weight_zero_point: torch.Tensor | None = None, weight_g_idx: torch.Tensor | None = None, *,
+                            num_bits: int = 4,
+                            weight_shape: torch.Tensor | tuple[int, int] | list[int] | None = None) -> QuantizedTensor:
+    """One compressed-tensors "pack-quantized" layer (module docstring) as a QuantizedTensor: signed codes without
+    zero points for a symmetric layer (no zero point, or an all-zero unpacked one), unsigned codes with integer zero
+    points for an asymmetric one (the int32 zero points packed along N)."""
+    where = "from_compressed_tensors"
+    if num_bits not in (4, 8):
+        raise InvalidInputError(f"{where}: num_bits={num_bits}; pack-quantized layers hold 4 or 8")
+    _need(weight_packed, "weight_packed", where, torch.int32, 2)
+    per_word = 32 // num_bits
+    n = weight_packed.shape[0]
+    k = weight_packed.shape[1] * per_word
+    if weight_shape is not None:
+        n_k = [int(v) for v in (weight_shape.tolist() if isinstance(weight_shape, torch.Tensor) else weight_shape)]
+        if len(n_k) != 2 or n_k[0] != n or not 0 < n_k[1] <= k or -(-n_k[1] // per_word) != weight_packed.shape[1]:
+            raise InvalidInputError(f"{where}: weight_shape {n_k} does not fit weight_packed {list(weight_packed.shape)} "
+                                    f"({per_word} codes a word along K)")
+        k = n_k[1]
+    if k * num_bits % 8:
+        raise InvalidInputError(f"{where}: K={k} codes of {num_bits} bits do not fill whole bytes")
+    groups = weight_scale.shape[1] if isinstance(weight_scale, torch.Tensor) and weight_scale.dim() == 2 else 0
+    scales = _scales(weight_scale.T if groups else weight_scale, where, groups, n).T.contiguous()
+    group = _group_size(k, groups, None, where)
+    data = _words_to_bytes(weight_packed)[:, : codec.packed_size(k, num_bits)].contiguous()
+    granularity = Granularity.CHANNEL if groups == 1 else Granularity.GROUP
+    scale = ScaleSpec(granularity, _SCALE_DTYPES[scales.dtype], None if groups == 1 else group)
+    order = _act_order(weight_g_idx, k, group, where) if groups > 1 else None
+    zp = weight_zero_point
+    if zp is None or (zp.dtype is torch.int8 and not bool(zp.any())):
+        return _signed(data, num_bits, (n, k), scale, scales, order)
+    _need(zp, "weight_zero_point", where, torch.int32, 2)
+    if tuple(zp.shape) != (-(-n // per_word), groups):
+        raise InvalidInputError(f"{where}: weight_zero_point has shape {list(zp.shape)}; expected "
+                                f"[{-(-n // per_word)}, {groups}] (N={n} zero points packed {per_word} a word)")
+    zeros = codec.unpack_codes(_words_to_bytes(zp.T.contiguous())[:, : codec.packed_size(n, num_bits)], num_bits, n)
+    fmt = WeightFormat(dtypes.DType.parse(f"u{num_bits}"), scale, ZeroPointSpec.INT, act_order=order is not None)
+    return QuantizedTensor(QuantFormat(fmt), (n, k), data, scales, zeros.T.contiguous(), g_idx=order)
 
 
 def _awq_columns(words: torch.Tensor) -> torch.Tensor:

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from humming.core import checkpoints, dtypes, packing, quantized
+from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightFormat, ZeroPointSpec
 from humming.errors import InvalidInputError
 
 
@@ -124,3 +125,35 @@ def test_malformed_checkpoint_tensors_are_refused_with_what_was_expected() -> No
         checkpoints.from_awq(torch.zeros(256, 4, dtype=torch.int32), torch.zeros(2, 4, dtype=torch.int32), s[:, :16])
     with pytest.raises(InvalidInputError, match=r"blocks of 4 x 64 elements need \[4, 2\]"):
         checkpoints.from_mxfp4(torch.zeros(4, 2, 16, dtype=torch.uint8), torch.zeros(4, 3, dtype=torch.uint8))
+
+
+def _ct_words(values: torch.Tensor, bits: int) -> torch.Tensor:
+    """[R, C] codes (value + 2^(bits - 1)) -> int32 [R, ceil(C * bits / 32)], 32 / bits a word from the lowest bits
+    (compressed-tensors' pack_to_int32 along the last dim, zero-padded)."""
+    per = 32 // bits
+    rows = []
+    for r in values.tolist():
+        r = r + [0] * (-len(r) % per)
+        rows.append(_i32([sum(int(r[w * per + i]) << (bits * i) for i in range(per)) for w in range(len(r) // per)]))
+    return torch.tensor(rows, dtype=torch.int32)
+
+
+@pytest.mark.parametrize("bits", [4, 8])
+def test_compressed_tensors_layers_read_back_to_the_same_weights(bits: int) -> None:
+    # asymmetric, groups of 128, K padded inside the last word (weight_shape says where it ends), zero points along N
+    k = 250  # not a whole number of words at either width
+    q = quantized.quantize(torch.randn(60, k) + 0.2, QuantFormat(WeightFormat(
+        dtypes.DType.parse(f"u{bits}"), ScaleSpec(Granularity.GROUP, dtypes.bf16, 25), ZeroPointSpec.INT)))
+    got = checkpoints.from_compressed_tensors(_ct_words(q.codes(), bits), q.scales, _ct_words(q.zeros.T, bits).T,
+                                              num_bits=bits, weight_shape=torch.tensor([60, k]))
+    assert got.format.weight == q.format.weight
+    assert torch.equal(quantized.dequantize(got), quantized.dequantize(q))
+    # symmetric, per channel: signed codes (value + 2^(bits - 1) on disk), no zero point or an all-zero int8 one
+    s = quantized.quantize(torch.randn(64, 256), QuantFormat(WeightFormat(
+        dtypes.DType.parse(f"s{bits}"), ScaleSpec(Granularity.CHANNEL, dtypes.f16))))
+    stored = s.codes() ^ (1 << (bits - 1))
+    for zp in (None, torch.zeros(64, 1, dtype=torch.int8)):
+        sym = checkpoints.from_compressed_tensors(_ct_words(stored, bits), s.scales, zp, num_bits=bits)
+        assert sym.format.weight == s.format.weight and torch.equal(sym.data, s.data)
+    with pytest.raises(InvalidInputError, match=r"weight_shape \[64, 200\] does not fit weight_packed"):
+        checkpoints.from_compressed_tensors(_ct_words(stored, bits), s.scales, num_bits=bits, weight_shape=(64, 200))

@@ -1,4 +1,4 @@
-"""On a CUDA device: layers read from GPTQ / AWQ / gpt-oss MXFP4 checkpoint tensors (built here from their public
+"""On a CUDA device: layers read from GPTQ / AWQ / compressed-tensors / gpt-oss MXFP4 checkpoint tensors (built here from their public
 layouts, moved to the GPU, read there) run through QuantLinear within tolerance of the float64 reference of the
 weights they were written from."""
 
@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from humming.core import checkpoints, quantized, reference  # noqa: E402
-from tests.core.test_checkpoints import _awq_words, _gptq_tensors  # noqa: E402
+from tests.core.test_checkpoints import _awq_words, _ct_words, _gptq_tensors  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 N, K = 1000, 1024
@@ -25,6 +25,10 @@ def _read(kind: str) -> tuple[quantized.QuantizedTensor, quantized.QuantizedTens
         q = quantized.quantize(w, "awq_int4")
         return q, checkpoints.from_awq(_awq_words(q.codes().T.contiguous()).cuda(),
                                        _awq_words(q.zeros.T.contiguous()).cuda(), q.scales.T.contiguous().cuda())
+    if kind == "compressed_tensors_asym":
+        q = quantized.quantize(w + 0.2, "awq_int4")  # u4, zero points per group of 128
+        return q, checkpoints.from_compressed_tensors(_ct_words(q.codes(), 4).cuda(), q.scales.cuda(),
+                                                      _ct_words(q.zeros.T, 4).T.contiguous().cuda())
     if kind == "gptq_sym_act_order":
         g_idx = (torch.randperm(K) // 128).to(torch.int32)
         q = quantized.quantize(w, "gptq_int4_act_order", g_idx=g_idx)
@@ -39,7 +43,7 @@ def _read(kind: str) -> tuple[quantized.QuantizedTensor, quantized.QuantizedTens
 
 
 @pytest.mark.parametrize("m", [1, 16, 128])
-@pytest.mark.parametrize("kind", ["gptq_sym_act_order", "gptq_asym", "awq", "mxfp4"])
+@pytest.mark.parametrize("kind", ["gptq_sym_act_order", "gptq_asym", "awq", "compressed_tensors_asym", "mxfp4"])
 def test_a_checkpoint_layer_runs_within_tolerance(kind: str, m: int) -> None:
     from humming.nn import QuantLinear
 
