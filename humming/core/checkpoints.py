@@ -23,6 +23,8 @@ quantization), come back as signed codes without zero points (``symmetric=None``
 
 from __future__ import annotations
 
+import sys
+
 import torch
 
 from humming.core import codec, dtypes
@@ -45,9 +47,11 @@ def _need(t: object, name: str, where: str, dtype: torch.dtype, ndim: int) -> to
 
 def _words_to_bytes(words: torch.Tensor) -> torch.Tensor:
     """int32 [..., W] -> uint8 [..., 4W], each word's bytes from the lowest: the words' LSB-first bit stream."""
-    w = words.to(torch.int64) & 0xFFFFFFFF
-    shifts = torch.arange(0, 32, 8, device=words.device, dtype=torch.int64)
-    return ((w.unsqueeze(-1) >> shifts) & 0xFF).to(torch.uint8).reshape(*words.shape[:-1], words.shape[-1] * 4)
+    words = words.contiguous()
+    if sys.byteorder == "little":  # the words' own memory (every platform torch ships for)
+        return words.view(torch.uint8)
+    shifts = torch.arange(0, 32, 8, device=words.device, dtype=torch.int32)
+    return ((words.unsqueeze(-1) >> shifts) & 0xFF).to(torch.uint8).reshape(*words.shape[:-1], words.shape[-1] * 4)
 
 
 def _scales(scales: object, where: str, groups: int, n: int) -> torch.Tensor:
@@ -171,13 +175,16 @@ def from_compressed_tensors(weight_packed: torch.Tensor, weight_scale: torch.Ten
     return QuantizedTensor(QuantFormat(fmt), (n, k), data, scales, zeros.T.contiguous(), g_idx=order)
 
 
-def _awq_columns(words: torch.Tensor) -> torch.Tensor:
-    """int32 [R, N / 8] in AWQ's order -> uint8 codes [R, N] in column order."""
-    shifts = torch.arange(0, 32, 4, device=words.device, dtype=torch.int64)
-    nibbles = ((words.to(torch.int64).unsqueeze(-1) >> shifts) & 0xF).to(torch.uint8)  # [R, N/8, nibble i]
-    out = torch.empty_like(nibbles)
-    out[..., list(AWQ_ORDER)] = nibbles
-    return out.reshape(words.shape[0], -1)
+def _awq_columns(words: torch.Tensor, rows_at_once: int = 2048) -> torch.Tensor:
+    """int32 [R, N / 8] in AWQ's order -> uint8 codes [R, N] in column order (a slab of rows at a time, so that a
+    large layer's int32 intermediate stays small)."""
+    shifts = torch.arange(0, 32, 4, device=words.device, dtype=torch.int32)
+    where = torch.tensor(AWQ_ORDER, device=words.device).argsort()  # column c is nibble where[c]
+    out = torch.empty(words.shape[0], words.shape[1] * 8, dtype=torch.uint8, device=words.device)
+    for r in range(0, words.shape[0], rows_at_once):
+        nibbles = ((words[r:r + rows_at_once].unsqueeze(-1) >> shifts) & 0xF).to(torch.uint8)  # [rows, N/8, i]
+        out[r:r + rows_at_once] = nibbles[..., where].reshape(nibbles.shape[0], -1)
+    return out
 
 
 def from_awq(qweight: torch.Tensor, qzeros: torch.Tensor, scales: torch.Tensor, *,

@@ -157,3 +157,11 @@ def test_compressed_tensors_layers_read_back_to_the_same_weights(bits: int) -> N
         assert sym.format.weight == s.format.weight and torch.equal(sym.data, s.data)
     with pytest.raises(InvalidInputError, match=r"weight_shape \[64, 200\] does not fit weight_packed"):
         checkpoints.from_compressed_tensors(_ct_words(stored, bits), s.scales, num_bits=bits, weight_shape=(64, 200))
+
+
+def test_the_words_read_the_same_on_either_byte_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    words = torch.randint(-(2**31), 2**31 - 1, (3, 5), dtype=torch.int32)
+    native = checkpoints._words_to_bytes(words).clone()
+    monkeypatch.setattr(checkpoints.sys, "byteorder", "big" if checkpoints.sys.byteorder == "little" else "little")
+    assert torch.equal(checkpoints._words_to_bytes(words), native)
+    assert native[0, :4].tolist() == [(int(words[0, 0]) >> s) & 0xFF for s in (0, 8, 16, 24)]
