@@ -18,11 +18,13 @@ The layouts, as their public tools write them:
   ``scales`` uint8 [N, K / 32], ue8m0 exponents (2^(s - 127)).
 
 GPTQ weights whose zero points are all 2^(bits - 1), and compressed-tensors layers without zero points (symmetric
-quantization), come back as signed codes without zero points (``symmetric=None`` decides from the data): the same weights, on the kernels' constant-zero path.
+quantization), come back as signed codes without zero points (``symmetric=None`` decides from the data): the same
+weights, on the kernels' constant-zero path.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 
 import torch
@@ -54,12 +56,15 @@ def _words_to_bytes(words: torch.Tensor) -> torch.Tensor:
     return ((words.unsqueeze(-1) >> shifts) & 0xFF).to(torch.uint8).reshape(*words.shape[:-1], words.shape[-1] * 4)
 
 
-def _scales(scales: object, where: str, groups: int, n: int) -> torch.Tensor:
+def _scales(scales: object, where: str, n: int, *, n_first: bool = False) -> tuple[torch.Tensor, int]:
+    """(scales as [N, groups], groups) from a checkpoint's [groups, N] (or [N, groups] where ``n_first``)."""
+    name, shape = ("weight_scale", f"[{n}, groups]") if n_first else ("scales", f"[groups, {n}]")
     if not isinstance(scales, torch.Tensor) or scales.dtype not in _SCALE_DTYPES or scales.dim() != 2:
-        raise InvalidInputError(f"{where}: scales must be a 2-D float16, bfloat16 or float32 tensor [groups, N]")
-    if scales.shape[1] != n or (groups and scales.shape[0] != groups):
-        raise InvalidInputError(f"{where}: scales has shape {list(scales.shape)}; expected [{groups or 'groups'}, {n}]")
-    return scales
+        raise InvalidInputError(f"{where}: {name} must be a 2-D float16, bfloat16 or float32 tensor {shape}")
+    per_n = scales if n_first else scales.T
+    if per_n.shape[0] != n:
+        raise InvalidInputError(f"{where}: {name} has shape {list(scales.shape)}; expected {shape}")
+    return per_n.contiguous(), per_n.shape[1]
 
 
 def _group_size(k: int, groups: int, group_size: int | None, where: str) -> int:
@@ -105,9 +110,11 @@ def from_gptq(qweight: torch.Tensor, qzeros: torch.Tensor, scales: torch.Tensor,
         raise InvalidInputError(f"{where}: checkpoint_format={checkpoint_format!r}; allowed: 'gptq', 'gptq_v2'")
     _need(qweight, "qweight", where, torch.int32, 2)
     _need(qzeros, "qzeros", where, torch.int32, 2)
+    if qweight.shape[0] * 32 % bits:
+        raise InvalidInputError(f"{where}: qweight has {qweight.shape[0]} rows; {bits}-bit codes fill whole int32 rows "
+                                f"in multiples of {bits // math.gcd(bits, 32)}")
     n, k = qweight.shape[1], qweight.shape[0] * 32 // bits
-    groups = scales.shape[0] if isinstance(scales, torch.Tensor) and scales.dim() == 2 else 0
-    scales = _scales(scales, where, groups, n)
+    per_n, groups = _scales(scales, where, n)
     group = _group_size(k, groups, group_size, where)
     if tuple(qzeros.shape) != (groups, n * bits // 32) or n * bits % 32:
         raise InvalidInputError(f"{where}: qzeros has shape {list(qzeros.shape)}; expected [{groups}, {n * bits // 32}] "
@@ -125,13 +132,11 @@ def from_gptq(qweight: torch.Tensor, qzeros: torch.Tensor, scales: torch.Tensor,
     if symmetric and not is_symmetric:
         raise InvalidInputError(f"{where}: symmetric=True, but the zero points are not all {mid}")
     order = _act_order(g_idx, k, group, where)
-    scale = ScaleSpec(Granularity.GROUP, _SCALE_DTYPES[scales.dtype], group)
-    act_order = order is not None
+    scale = ScaleSpec(Granularity.GROUP, _SCALE_DTYPES[per_n.dtype], group)
     if is_symmetric and symmetric is not False:
-        return _signed(data, bits, (n, k), scale, scales.T.contiguous(), order)
-    fmt = WeightFormat(dtypes.DType.parse(f"u{bits}"), scale, ZeroPointSpec.INT, act_order=act_order)
-    return QuantizedTensor(QuantFormat(fmt), (n, k), data, scales.T.contiguous(), zeros.to(torch.uint8).contiguous(),
-                           g_idx=order)
+        return _signed(data, bits, (n, k), scale, per_n, order)
+    fmt = WeightFormat(dtypes.DType.parse(f"u{bits}"), scale, ZeroPointSpec.INT, act_order=order is not None)
+    return QuantizedTensor(QuantFormat(fmt), (n, k), data, per_n, zeros.to(torch.uint8).contiguous(), g_idx=order)
 
 
 def from_compressed_tensors(weight_packed: torch.Tensor, weight_scale: torch.Tensor,
@@ -156,8 +161,7 @@ def from_compressed_tensors(weight_packed: torch.Tensor, weight_scale: torch.Ten
         k = n_k[1]
     if k * num_bits % 8:
         raise InvalidInputError(f"{where}: K={k} codes of {num_bits} bits do not fill whole bytes")
-    groups = weight_scale.shape[1] if isinstance(weight_scale, torch.Tensor) and weight_scale.dim() == 2 else 0
-    scales = _scales(weight_scale.T if groups else weight_scale, where, groups, n).T.contiguous()
+    scales, groups = _scales(weight_scale, where, n, n_first=True)
     group = _group_size(k, groups, None, where)
     data = _words_to_bytes(weight_packed)[:, : codec.packed_size(k, num_bits)].contiguous()
     granularity = Granularity.CHANNEL if groups == 1 else Granularity.GROUP
@@ -194,16 +198,17 @@ def from_awq(qweight: torch.Tensor, qzeros: torch.Tensor, scales: torch.Tensor, 
     _need(qweight, "qweight", where, torch.int32, 2)
     _need(qzeros, "qzeros", where, torch.int32, 2)
     k, n = qweight.shape[0], qweight.shape[1] * 8
-    groups = scales.shape[0] if isinstance(scales, torch.Tensor) and scales.dim() == 2 else 0
-    scales = _scales(scales, where, groups, n)
+    per_n, groups = _scales(scales, where, n)
     group = _group_size(k, groups, group_size, where)
+    if k % 2:
+        raise InvalidInputError(f"{where}: qweight has K={k} rows; AWQ layers have an even K")
     if tuple(qzeros.shape) != (groups, n // 8):
         raise InvalidInputError(f"{where}: qzeros has shape {list(qzeros.shape)}; expected [{groups}, {n // 8}]")
     codes = _awq_columns(qweight).T  # [N, K]
     data = (codes[:, 0::2] | (codes[:, 1::2] << 4)).contiguous()  # two codes a byte, the even one low
     zeros = _awq_columns(qzeros).T.contiguous()
-    fmt = WeightFormat(dtypes.u4, ScaleSpec(Granularity.GROUP, _SCALE_DTYPES[scales.dtype], group), ZeroPointSpec.INT)
-    return QuantizedTensor(QuantFormat(fmt), (n, k), data, scales.T.contiguous(), zeros)
+    fmt = WeightFormat(dtypes.u4, ScaleSpec(Granularity.GROUP, _SCALE_DTYPES[per_n.dtype], group), ZeroPointSpec.INT)
+    return QuantizedTensor(QuantFormat(fmt), (n, k), data, per_n, zeros)
 
 
 def from_mxfp4(blocks: torch.Tensor, scales: torch.Tensor) -> QuantizedTensor:

@@ -121,7 +121,7 @@ def test_malformed_checkpoint_tensors_are_refused_with_what_was_expected() -> No
         checkpoints.from_gptq(qw, qz, s, bits=4, symmetric=True)
     with pytest.raises(InvalidInputError, match="bits=5"):
         checkpoints.from_gptq(qw, qz, s, bits=5)
-    with pytest.raises(InvalidInputError, match=r"scales has shape \[2, 16\]; expected \[2, 32\]"):
+    with pytest.raises(InvalidInputError, match=r"scales has shape \[2, 16\]; expected \[groups, 32\]"):
         checkpoints.from_awq(torch.zeros(256, 4, dtype=torch.int32), torch.zeros(2, 4, dtype=torch.int32), s[:, :16])
     with pytest.raises(InvalidInputError, match=r"blocks of 4 x 64 elements need \[4, 2\]"):
         checkpoints.from_mxfp4(torch.zeros(4, 2, 16, dtype=torch.uint8), torch.zeros(4, 3, dtype=torch.uint8))
@@ -165,3 +165,11 @@ def test_the_words_read_the_same_on_either_byte_order(monkeypatch: pytest.Monkey
     monkeypatch.setattr(checkpoints.sys, "byteorder", "big" if checkpoints.sys.byteorder == "little" else "little")
     assert torch.equal(checkpoints._words_to_bytes(words), native)
     assert native[0, :4].tolist() == [(int(words[0, 0]) >> s) & 0xFF for s in (0, 8, 16, 24)]
+
+
+def test_tensors_of_the_wrong_extent_name_the_one_expected() -> None:
+    with pytest.raises(InvalidInputError, match="qweight has 4 rows; 3-bit codes fill whole int32 rows in multiples of 3"):
+        checkpoints.from_gptq(torch.zeros(4, 32, dtype=torch.int32), torch.zeros(1, 3, dtype=torch.int32),
+                              torch.ones(1, 32, dtype=torch.float16), bits=3)
+    with pytest.raises(InvalidInputError, match=r"weight_scale has shape \[2, 64\]; expected \[64, groups\]"):
+        checkpoints.from_compressed_tensors(torch.zeros(64, 32, dtype=torch.int32), torch.ones(2, 64))
