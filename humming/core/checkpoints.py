@@ -117,7 +117,8 @@ def from_gptq(qweight: torch.Tensor, qzeros: torch.Tensor, scales: torch.Tensor,
     per_n, groups = _scales(scales, where, n)
     group = _group_size(k, groups, group_size, where)
     if tuple(qzeros.shape) != (groups, n * bits // 32) or n * bits % 32:
-        raise InvalidInputError(f"{where}: qzeros has shape {list(qzeros.shape)}; expected [{groups}, {n * bits // 32}] "
+        raise InvalidInputError(f"{where}: qzeros has shape {list(qzeros.shape)}; expected "
+                                f"[{groups}, {n * bits // 32}] "
                                 f"(N={n} columns of {bits} bits in int32 words)")
     data = _words_to_bytes(qweight.T.contiguous())  # [N, K * bits / 8]: already the canonical bit stream
     zeros = codec.unpack_codes(_words_to_bytes(qzeros), bits, n).T.to(torch.int16)  # [N, groups]
@@ -156,7 +157,8 @@ def from_compressed_tensors(weight_packed: torch.Tensor, weight_scale: torch.Ten
     if weight_shape is not None:
         n_k = [int(v) for v in (weight_shape.tolist() if isinstance(weight_shape, torch.Tensor) else weight_shape)]
         if len(n_k) != 2 or n_k[0] != n or not 0 < n_k[1] <= k or -(-n_k[1] // per_word) != weight_packed.shape[1]:
-            raise InvalidInputError(f"{where}: weight_shape {n_k} does not fit weight_packed {list(weight_packed.shape)} "
+            raise InvalidInputError(f"{where}: weight_shape {n_k} does not fit weight_packed "
+                                    f"{list(weight_packed.shape)} "
                                     f"({per_word} codes a word along K)")
         k = n_k[1]
     if k * num_bits % 8:

@@ -1,6 +1,6 @@
-"""On a CUDA device: layers read from GPTQ / AWQ / compressed-tensors / gpt-oss MXFP4 checkpoint tensors (built here from their public
-layouts, moved to the GPU, read there) run through QuantLinear within tolerance of the float64 reference of the
-weights they were written from."""
+"""On a CUDA device: layers read from GPTQ / AWQ / compressed-tensors / gpt-oss MXFP4 checkpoint tensors (built
+here from their public layouts, moved to the GPU, read there) run through QuantLinear within tolerance of the float64
+reference of the weights they were written from."""
 
 from __future__ import annotations
 
