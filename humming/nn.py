@@ -3,6 +3,7 @@
     layer = QuantLinear.from_linear(linear, "gptq_int4")          # quantize a float layer (on its device)
     layer = QuantLinear.from_quantized(qweight, bias=b)           # an already quantized canonical tensor
     y = layer(x)                                                  # humming.gemm(x, packed, bias)
+    quantize_linears(model, "gptq_int4")                          # every nn.Linear of a model, in place
 
 The packed tensors are registered buffers, so ``.to(device)``, ``.cuda()`` and ``state_dict()`` carry them (dtype
 casts such as ``model.half()`` leave them as packed); the state dict also records the packing (``_extra_state``),
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -175,6 +177,48 @@ class QuantLinear(nn.Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"weight={self._meta.format.describe()}, activation={self._meta.activation}, bias={self.bias is not None}")
+
+
+def quantize_linears(model: nn.Module, fmt: FormatLike, *, activation: DType | str | None = None,
+                     include: Callable[[str, nn.Linear], bool] | None = None, skip_unsupported: bool = False,
+                     progress: bool | None = None) -> list[str]:
+    """Replace the nn.Linear layers of ``model`` (those ``include(name, layer)`` accepts; all by default) by
+    QuantLinear layers of ``fmt``, each quantized on its own device, in place. Returns the names replaced.
+
+    Every layer is quantized and packed before any is replaced: one that the format or the dense kernel cannot take
+    (K not a multiple of 8 or of the format's group, ...) raises an InvalidInputError naming each such layer and
+    why, with ``model`` unchanged, unless ``skip_unsupported`` leaves those as they are. ``progress``: a progress
+    line while quantizing (default: HUMMING_PROGRESS, on a terminal).
+    """
+    from humming.core.build import Progress
+    from humming.errors import HummingError
+
+    quant_format = as_quant_format(fmt)
+    chosen = [(name, layer) for name, layer in model.named_modules()
+              if isinstance(layer, nn.Linear) and (include is None or include(name, layer))]
+    bar = Progress(len(chosen), what=f"{len(chosen)} linear layers", enabled=progress, doing="quantizing")
+    made: dict[str, QuantLinear] = {}
+    refused: list[str] = []
+    try:
+        for name, layer in chosen:
+            try:
+                made[name] = QuantLinear.from_linear(layer, quant_format, activation=activation)
+            except HummingError as exc:
+                refused.append(f"{name or '(the model)'} ({layer.in_features} -> {layer.out_features}): {exc}")
+            bar.step()
+    finally:
+        bar.close()
+    if refused and not skip_unsupported:
+        raise InvalidInputError(f"quantize_linears: {len(refused)} of {len(chosen)} layers cannot take "
+                                f"{quant_format.name or quant_format.weight.describe()}; nothing was replaced. "
+                                "Leave them out with include=, or as they are with skip_unsupported=True:\n  " +
+                                "\n  ".join(refused))
+    if "" in made:
+        raise InvalidInputError("quantize_linears: the model is itself an nn.Linear; use QuantLinear.from_linear")
+    for name, quantized_layer in made.items():
+        parent_name, _, child = name.rpartition(".")
+        setattr(model.get_submodule(parent_name), child, quantized_layer)
+    return list(made)
 
 
 def _activation(activation: Any, weight_dtype: torch.dtype) -> DType:

@@ -209,8 +209,9 @@ class Progress:
     """A one-line progress bar on ``stream``, shown only after ``delay`` seconds (and only on a terminal)."""
 
     def __init__(self, total: int, *, what: str = "kernels", stream: IO[str] | None = None,
-                 enabled: bool | None = None, delay: float = PROGRESS_DELAY_S, clock: Any = time.monotonic) -> None:
-        self.total, self.what, self.delay, self.clock = total, what, delay, clock
+                 enabled: bool | None = None, delay: float = PROGRESS_DELAY_S, clock: Any = time.monotonic,
+                 doing: str = "compiling") -> None:
+        self.total, self.what, self.delay, self.clock, self.doing = total, what, delay, clock, doing
         self.stream = stream if stream is not None else sys.stderr
         if enabled is None:
             enabled = knobs.progress.get() and bool(getattr(self.stream, "isatty", lambda: False)())
@@ -227,7 +228,7 @@ class Progress:
         width = 30
         filled = int(width * self.done / max(self.total, 1))
         bar = "#" * filled + "." * (width - filled)
-        self.stream.write(f"\rhumming: compiling {self.what} [{bar}] {self.done}/{self.total} {elapsed:.1f} s")
+        self.stream.write(f"\rhumming: {self.doing} {self.what} [{bar}] {self.done}/{self.total} {elapsed:.1f} s")
         self.stream.flush()
         self.shown = True
 

@@ -418,6 +418,19 @@ def test_ue8m0_scales_beyond_f16s_range_run_under_f16_activations(fmt_id: str, m
          magnitude=magnitude)
 
 
+def test_quantize_linears_runs_a_model_on_the_kernels() -> None:
+    from humming.nn import QuantLinear, quantize_linears
+
+    model = torch.nn.Sequential(torch.nn.Linear(1024, 640), torch.nn.GELU(), torch.nn.Linear(640, 1024, bias=False))
+    model = model.to(device="cuda", dtype=torch.bfloat16)
+    assert quantize_linears(model, "awq_int4") == ["0", "2"]
+    x = torch.randn(9, 1024, device="cuda", dtype=torch.bfloat16)
+    for layer, inputs in ((model[0], x), (model[2], model[1](model[0](x)))):
+        assert isinstance(layer, QuantLinear)
+        reference.check_gemm(layer(inputs), inputs, packing.unpack(layer.packed), layer.bias)
+    assert bool(torch.isfinite(model(x)).all())
+
+
 def test_quant_linear_from_a_float_layer_and_under_torch_compile() -> None:
     from humming.nn import QuantLinear
 

@@ -1,0 +1,52 @@
+"""quantize_linears: every nn.Linear of a model replaced in place, all or nothing, with the refusals named."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import torch
+from torch import nn
+
+from humming.core import packing, quantized
+from humming.core.build import Progress
+from humming.errors import InvalidInputError
+from humming.nn import QuantLinear, quantize_linears
+
+
+def _model() -> nn.Module:
+    return nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Sequential(nn.Linear(512, 96, bias=False)),
+                         nn.Linear(96, 7))  # the last: K = 96 is no multiple of gptq's group of 128
+
+
+def test_every_linear_is_replaced_by_its_quantized_weight_or_nothing_is() -> None:
+    model = _model()
+    before = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    with pytest.raises(InvalidInputError, match=r"1 of 3 layers cannot take gptq_int4; nothing was replaced[\s\S]*"
+                                                r"\n  3 \(96 -> 7\): .*group"):
+        quantize_linears(model, "gptq_int4")
+    assert [m for m in model.modules() if isinstance(m, nn.Linear)] == before
+    names = quantize_linears(model, "gptq_int4", skip_unsupported=True, activation="f16")
+    assert names == ["0", "2.0"] and isinstance(model[3], nn.Linear)
+    for name, linear in (("0", before[0]), ("2.0", before[1])):
+        layer = model.get_submodule(name)
+        assert isinstance(layer, QuantLinear) and str(layer.packed.activation) == "f16"
+        want = quantized.quantize(linear.weight.detach(), "gptq_int4")
+        assert torch.equal(quantized.dequantize(packing.unpack(layer.packed)), quantized.dequantize(want))
+    assert model[0].bias is not None and model[2][0].bias is None
+
+
+def test_include_picks_the_layers_and_a_bare_linear_is_refused() -> None:
+    model = _model()
+    assert quantize_linears(model, "mxfp4", include=lambda name, layer: layer.in_features == 512) == ["2.0"]
+    assert isinstance(model[2][0], QuantLinear) and isinstance(model[0], nn.Linear)
+    with pytest.raises(InvalidInputError, match="the model is itself an nn.Linear; use QuantLinear.from_linear"):
+        quantize_linears(nn.Linear(256, 64), "mxfp4")
+
+
+def test_the_progress_line_says_what_it_does() -> None:
+    out = io.StringIO()
+    bar = Progress(2, what="2 linear layers", stream=out, enabled=True, delay=0.0, doing="quantizing")
+    bar.step()
+    bar.close()
+    assert out.getvalue().startswith("\rhumming: quantizing 2 linear layers [") and out.getvalue().endswith("\n")
