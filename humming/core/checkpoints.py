@@ -1,7 +1,8 @@
 """QuantizedTensor from the tensors public checkpoints store: GPTQ (v1, v2), AWQ, compressed-tensors, gpt-oss MXFP4.
 
 Each reader takes one linear layer's tensors as a checkpoint holds them (any device; the result stays there) and
-returns the canonical QuantizedTensor of ``humming.core.quantized``, which ``QuantLinear.from_quantized`` packs.
+returns the canonical QuantizedTensor of ``humming.core.quantized``, which ``QuantLinear.from_quantized`` packs;
+``read_layer`` picks the reader and its arguments from a Hugging Face ``quantization_config``.
 The layouts, as their public tools write them:
 
 - GPTQ (AutoGPTQ, GPTQModel): ``qweight`` int32 [K * bits / 32, N], the codes of each column an LSB-first bit
@@ -26,6 +27,8 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 
@@ -226,3 +229,43 @@ def from_mxfp4(blocks: torch.Tensor, scales: torch.Tensor) -> QuantizedTensor:
         raise InvalidInputError(f"{where}: scales has shape {list(scales.shape)}; blocks of {n} x {k} elements "
                                 f"need [{n}, {k // 32}]")
     return QuantizedTensor(preset("mxfp4"), (n, k), data.contiguous(), scales.contiguous())
+
+
+def read_layer(tensors: Mapping[str, torch.Tensor], prefix: str,
+               quantization_config: Mapping[str, Any]) -> QuantizedTensor:
+    """The QuantizedTensor of linear layer ``prefix`` (e.g. "model.layers.0.mlp.down_proj") from a checkpoint's
+    tensors (a state dict, or safetensors' tensors by name) and its Hugging Face ``quantization_config``, by its
+    ``quant_method``: "gptq" (bits, group_size, checkpoint_format), "awq" (GEMM version), or "compressed-tensors"
+    (the "pack-quantized" format with one int weight scheme). The layer's bias, if any, is ``prefix + ".bias"``."""
+    where = "read_layer"
+    config = dict(quantization_config)
+    method = str(config.get("quant_method", "")).lower()
+
+    def get(name: str, required: bool = True) -> Any:
+        key = f"{prefix}.{name}"
+        if key not in tensors and required:
+            raise InvalidInputError(f"{where}: the checkpoint has no {key!r} (a {method} layer stores {name})")
+        return tensors.get(key)
+
+    if method == "gptq":
+        return from_gptq(get("qweight"), get("qzeros"), get("scales"), get("g_idx", required=False),
+                         bits=int(config.get("bits", 4)), group_size=config.get("group_size"),
+                         checkpoint_format=str(config.get("checkpoint_format", "gptq")))
+    if method == "awq":
+        version = str(config.get("version", "gemm")).lower()
+        if version != "gemm" or int(config.get("bits", 4)) != 4 or not config.get("zero_point", True):
+            raise InvalidInputError(f"{where}: AWQ version={version!r}, bits={config.get('bits')}, zero_point="
+                                    f"{config.get('zero_point')}; readable: the 4-bit GEMM version with zero points")
+        return from_awq(get("qweight"), get("qzeros"), get("scales"), group_size=config.get("group_size"))
+    if method == "compressed-tensors":
+        schemes = [group.get("weights") or {} for group in (config.get("config_groups") or {}).values()]
+        fmt = str(config.get("format", ""))
+        if fmt != "pack-quantized" or len(schemes) != 1 or schemes[0].get("type") != "int":
+            raise InvalidInputError(f"{where}: compressed-tensors format={fmt!r} with {len(schemes)} weight schemes; "
+                                    "readable: 'pack-quantized' with one int weight scheme")
+        return from_compressed_tensors(get("weight_packed"), get("weight_scale"),
+                                       get("weight_zero_point", required=not schemes[0].get("symmetric", True)),
+                                       get("weight_g_idx", required=False), num_bits=int(schemes[0]["num_bits"]),
+                                       weight_shape=get("weight_shape", required=False))
+    raise InvalidInputError(f"{where}: quant_method={method or None!r}; readable: 'gptq', 'awq', 'compressed-tensors' "
+                            "(MXFP4 experts: from_mxfp4 on one expert's blocks and scales)")

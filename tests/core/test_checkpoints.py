@@ -173,3 +173,40 @@ def test_tensors_of_the_wrong_extent_name_the_one_expected() -> None:
                               torch.ones(1, 32, dtype=torch.float16), bits=3)
     with pytest.raises(InvalidInputError, match=r"weight_scale has shape \[2, 64\]; expected \[64, groups\]"):
         checkpoints.from_compressed_tensors(torch.zeros(64, 32, dtype=torch.int32), torch.ones(2, 64))
+
+
+def test_read_layer_takes_the_reader_and_its_arguments_from_the_quantization_config() -> None:
+    p = "model.layers.0.mlp.down_proj"
+    q = quantized.quantize(torch.randn(64, 256) + 0.2, "gptq_int4")
+    qweight, qzeros = _gptq_tensors(q, 4, v1=False)
+    gptq = {f"{p}.qweight": qweight, f"{p}.qzeros": qzeros, f"{p}.scales": q.scales.T.contiguous()}
+    got = checkpoints.read_layer(gptq, p, {"quant_method": "gptq", "bits": 4, "group_size": 128,
+                                           "checkpoint_format": "gptq_v2", "desc_act": False, "sym": False})
+    assert torch.equal(quantized.dequantize(got), quantized.dequantize(q))
+    q1 = quantized.QuantizedTensor(q.format, q.shape, q.data, q.scales, q.zeros.clamp(min=1), None, None)
+    qweight, qzeros = _gptq_tensors(q1, 4, v1=True)  # a config without checkpoint_format means v1
+    v1 = {f"{p}.qweight": qweight, f"{p}.qzeros": qzeros, f"{p}.scales": q.scales.T.contiguous()}
+    got = checkpoints.read_layer(v1, p, {"quant_method": "gptq", "bits": 4, "group_size": 128})
+    assert torch.equal(quantized.dequantize(got), quantized.dequantize(q1))
+    a = quantized.quantize(torch.randn(64, 256), "awq_int4")
+    awq = {f"{p}.qweight": _awq_words(a.codes().T.contiguous()), f"{p}.qzeros": _awq_words(a.zeros.T.contiguous()),
+           f"{p}.scales": a.scales.T.contiguous()}
+    got = checkpoints.read_layer(awq, p, {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True,
+                                          "version": "gemm"})
+    assert torch.equal(quantized.dequantize(got), quantized.dequantize(a))
+    with pytest.raises(InvalidInputError, match="AWQ version='gemv'"):
+        checkpoints.read_layer(awq, p, {"quant_method": "awq", "version": "gemv"})
+    s = quantized.quantize(torch.randn(64, 256), QuantFormat(WeightFormat(
+        dtypes.s4, ScaleSpec(Granularity.GROUP, dtypes.bf16, 128))))
+    ct = {f"{p}.weight_packed": _ct_words(s.codes() ^ 8, 4), f"{p}.weight_scale": s.scales,
+          f"{p}.weight_shape": torch.tensor([64, 256])}
+    config = {"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {"group_0": {
+        "targets": ["Linear"], "weights": {"num_bits": 4, "type": "int", "symmetric": True, "strategy": "group",
+                                           "group_size": 128}}}}
+    got = checkpoints.read_layer(ct, p, config)
+    assert got.format.weight == s.format.weight and torch.equal(got.data, s.data)
+    asym = dict(config, config_groups={"group_0": {"weights": {"num_bits": 4, "type": "int", "symmetric": False}}})
+    with pytest.raises(InvalidInputError, match=r"no 'model.layers.0.mlp.down_proj.weight_zero_point'"):
+        checkpoints.read_layer(ct, p, asym)
+    with pytest.raises(InvalidInputError, match="quant_method='bitsandbytes'; readable: 'gptq', 'awq'"):
+        checkpoints.read_layer(ct, p, {"quant_method": "bitsandbytes"})
