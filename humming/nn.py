@@ -4,6 +4,7 @@
     layer = QuantLinear.from_quantized(qweight, bias=b)           # an already quantized canonical tensor
     y = layer(x)                                                  # humming.gemm(x, packed, bias)
     quantize_linears(model, "gptq_int4")                          # every nn.Linear of a model, in place
+    load_quantized_linears(model, tensors, quantization_config)   # the layers a GPTQ / AWQ / ... checkpoint holds
 
 The packed tensors are registered buffers, so ``.to(device)``, ``.cuda()`` and ``state_dict()`` carry them (dtype
 casts such as ``model.half()`` leave them as packed); the state dict also records the packing (``_extra_state``),
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -213,8 +214,45 @@ def quantize_linears(model: nn.Module, fmt: FormatLike, *, activation: DType | s
                                 f"{quant_format.name or quant_format.weight.describe()}; nothing was replaced. "
                                 "Leave them out with include=, or as they are with skip_unsupported=True:\n  " +
                                 "\n  ".join(refused))
+    return _install(model, made, "quantize_linears", "QuantLinear.from_linear")
+
+
+#: The tensor a quantized layer of each checkpoint kind stores (read_layer's ``quant_method``).
+_QUANTIZED_MARK = {"gptq": "qweight", "awq": "qweight", "compressed-tensors": "weight_packed"}
+
+
+def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor], quantization_config: Mapping[str, Any],
+                           *, activation: DType | str | None = None) -> list[str]:
+    """Replace each nn.Linear of ``model`` whose weight ``tensors`` hold quantized (``name + ".qweight"``, or
+    ``".weight_packed"`` for compressed-tensors) by a QuantLinear read from them (checkpoints.read_layer) with the
+    checkpoint's bias, in place; layers the checkpoint keeps in float (an lm_head, say) stay. The model may live on
+    the meta device: each QuantLinear lives where its tensors do. Every layer is read before any is replaced.
+    Returns the names replaced. ``activation``: the inputs' dtype (default: the float layer's, else bf16)."""
+    from humming.core.checkpoints import read_layer
+
+    method = str(quantization_config.get("quant_method", "")).lower()
+    mark = _QUANTIZED_MARK.get(method)
+    if mark is None:
+        read_layer(tensors, "", quantization_config)  # raises, naming the methods it reads
+    made: dict[str, QuantLinear] = {}
+    for name, layer in model.named_modules():
+        if isinstance(layer, nn.Linear) and f"{name}.{mark}" in tensors:
+            q = read_layer(tensors, name, quantization_config)
+            if q.shape != (layer.out_features, layer.in_features):
+                raise InvalidInputError(f"load_quantized_linears: {name} is {layer.out_features} x {layer.in_features} "
+                                        f"in the model and {q.shape[0]} x {q.shape[1]} in the checkpoint")
+            bias = tensors.get(f"{name}.bias") if layer.bias is not None else None
+            if layer.bias is not None and bias is None:
+                raise InvalidInputError(f"load_quantized_linears: {name} has a bias in the model and the checkpoint "
+                                        f"has no {name + '.bias'!r}")
+            made[name] = QuantLinear.from_quantized(q, bias, activation=_activation(activation, layer.weight.dtype))
+    return _install(model, made, "load_quantized_linears", "QuantLinear.from_quantized(checkpoints.read_layer(...))")
+
+
+def _install(model: nn.Module, made: dict[str, "QuantLinear"], where: str, instead: str) -> list[str]:
+    """Put each new layer in place of the module of its name; the names, in order."""
     if "" in made:
-        raise InvalidInputError("quantize_linears: the model is itself an nn.Linear; use QuantLinear.from_linear")
+        raise InvalidInputError(f"{where}: the model is itself an nn.Linear; use {instead}")
     for name, quantized_layer in made.items():
         parent_name, _, child = name.rpartition(".")
         setattr(model.get_submodule(parent_name), child, quantized_layer)

@@ -11,7 +11,7 @@ from torch import nn
 from humming.core import packing, quantized
 from humming.core.build import Progress
 from humming.errors import InvalidInputError
-from humming.nn import QuantLinear, quantize_linears
+from humming.nn import QuantLinear, load_quantized_linears, quantize_linears
 
 
 def _model() -> nn.Module:
@@ -50,3 +50,34 @@ def test_the_progress_line_says_what_it_does() -> None:
     bar.step()
     bar.close()
     assert out.getvalue().startswith("\rhumming: quantizing 2 linear layers [") and out.getvalue().endswith("\n")
+
+
+def test_load_quantized_linears_replaces_the_layers_a_checkpoint_holds_quantized() -> None:
+    from humming.core import checkpoints
+    from tests.core.test_checkpoints import _gptq_tensors
+
+    with torch.device("meta"):
+        model = nn.Sequential(nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 64))
+    q = quantized.quantize(torch.randn(128, 256), "gptq_int4")
+    qweight, qzeros = _gptq_tensors(q, 4, v1=False)
+    bias = torch.randn(128)
+    tensors = {"0.qweight": qweight, "0.qzeros": qzeros, "0.scales": q.scales.T.contiguous(), "0.bias": bias,
+               "2.weight": torch.randn(64, 128), "2.bias": torch.randn(64)}  # layer 2 stays float
+    config = {"quant_method": "gptq", "bits": 4, "group_size": 128, "checkpoint_format": "gptq_v2"}
+    assert load_quantized_linears(model, tensors, config, activation="f16") == ["0"]
+    layer = model[0]
+    assert isinstance(layer, QuantLinear) and layer.data.device.type == "cpu" and isinstance(model[2], nn.Linear)
+    assert torch.equal(quantized.dequantize(packing.unpack(layer.packed)),
+                       quantized.dequantize(checkpoints.read_layer(tensors, "0", config)))
+    assert torch.equal(layer.bias, bias.half())
+    with torch.device("meta"):
+        wrong = nn.Sequential(nn.Linear(256, 96))
+    with pytest.raises(InvalidInputError, match="0 is 96 x 256 in the model and 128 x 256 in the checkpoint"):
+        load_quantized_linears(wrong, tensors, config)
+    with torch.device("meta"):
+        unbiased = nn.Sequential(nn.Linear(256, 128))
+    del tensors["0.bias"]
+    with pytest.raises(InvalidInputError, match="0 has a bias in the model and the checkpoint has no '0.bias'"):
+        load_quantized_linears(unbiased, tensors, config)
+    with pytest.raises(InvalidInputError, match="quant_method='hqq'"):
+        load_quantized_linears(unbiased, tensors, {"quant_method": "hqq"})
