@@ -53,3 +53,19 @@ def test_a_checkpoint_layer_runs_within_tolerance(kind: str, m: int) -> None:
     layer = QuantLinear.from_quantized(read, bias, activation="bf16")
     x = torch.randn(m, K, device="cuda", dtype=torch.bfloat16)
     reference.check_gemm(layer(x), x, written.to("cuda"), layer.bias)
+
+
+def test_a_model_loads_its_quantized_layers_from_gpu_tensors() -> None:
+    from humming.nn import QuantLinear, load_quantized_linears
+
+    with torch.device("meta"):
+        model = torch.nn.Sequential(torch.nn.Linear(K, N), torch.nn.ReLU(), torch.nn.Linear(N, 64))
+    q = quantized.quantize(torch.randn(N, K), "awq_int4")
+    tensors = {"0.qweight": _awq_words(q.codes().T.contiguous()).cuda(),
+               "0.qzeros": _awq_words(q.zeros.T.contiguous()).cuda(), "0.scales": q.scales.T.contiguous().cuda(),
+               "0.bias": torch.randn(N, device="cuda")}
+    assert load_quantized_linears(model, tensors, {"quant_method": "awq", "bits": 4, "group_size": 128}) == ["0"]
+    layer = model[0]
+    assert isinstance(layer, QuantLinear) and layer.data.is_cuda
+    x = torch.randn(5, K, device="cuda", dtype=torch.bfloat16)
+    reference.check_gemm(layer(x), x, q.to("cuda"), layer.bias)
