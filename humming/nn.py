@@ -217,26 +217,28 @@ def quantize_linears(model: nn.Module, fmt: FormatLike, *, activation: DType | s
     return _install(model, made, "quantize_linears", "QuantLinear.from_linear")
 
 
-#: The tensor a quantized layer of each checkpoint kind stores (read_layer's ``quant_method``).
-_QUANTIZED_MARK = {"gptq": "qweight", "awq": "qweight", "compressed-tensors": "weight_packed"}
+#: The tensor only a quantized layer of each checkpoint kind stores (read_layer's ``quant_method``).
+_QUANTIZED_MARK = {"gptq": ("qweight",), "awq": ("qweight",), "compressed-tensors": ("weight_packed",),
+                   "fp8": ("weight_scale_inv", "weight_scale"), "modelopt": ("weight_scale",)}
 
 
 def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor], quantization_config: Mapping[str, Any],
                            *, activation: DType | str | None = None) -> list[str]:
-    """Replace each nn.Linear of ``model`` whose weight ``tensors`` hold quantized (``name + ".qweight"``, or
-    ``".weight_packed"`` for compressed-tensors) by a QuantLinear read from them (checkpoints.read_layer) with the
+    """Replace each nn.Linear of ``model`` whose weight ``tensors`` hold quantized (``name + ".qweight"``;
+    ``".weight_packed"`` for compressed-tensors; a weight scale for FP8 and ModelOpt) by a QuantLinear read from them (checkpoints.read_layer) with the
     checkpoint's bias, in place; layers the checkpoint keeps in float (an lm_head, say) stay. The model may live on
     the meta device: each QuantLinear lives where its tensors do. Every layer is read before any is replaced.
     Returns the names replaced. ``activation``: the inputs' dtype (default: the float layer's, else bf16)."""
     from humming.core.checkpoints import read_layer
 
     method = str(quantization_config.get("quant_method", "")).lower()
-    mark = _QUANTIZED_MARK.get(method)
-    if mark is None:
+    marks = _QUANTIZED_MARK.get(method)
+    if marks is None:
         read_layer(tensors, "", quantization_config)  # raises, naming the methods it reads
+        marks = ()
     made: dict[str, QuantLinear] = {}
     for name, layer in model.named_modules():
-        if isinstance(layer, nn.Linear) and f"{name}.{mark}" in tensors:
+        if isinstance(layer, nn.Linear) and any(f"{name}.{mark}" in tensors for mark in marks):
             q = read_layer(tensors, name, quantization_config)
             if q.shape != (layer.out_features, layer.in_features):
                 raise InvalidInputError(f"load_quantized_linears: {name} is {layer.out_features} x {layer.in_features} "

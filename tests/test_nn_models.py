@@ -81,3 +81,13 @@ def test_load_quantized_linears_replaces_the_layers_a_checkpoint_holds_quantized
         load_quantized_linears(unbiased, tensors, config)
     with pytest.raises(InvalidInputError, match="quant_method='hqq'"):
         load_quantized_linears(unbiased, tensors, {"quant_method": "hqq"})
+
+
+def test_load_quantized_linears_leaves_the_layers_an_fp8_checkpoint_keeps_in_float() -> None:
+    with torch.device("meta"):
+        model = nn.Sequential(nn.Linear(256, 128, bias=False), nn.Linear(128, 64, bias=False))
+    b = quantized.quantize(torch.randn(128, 256), "fp8_block")
+    tensors = {"0.weight": b.data.view(torch.float8_e4m3fn), "0.weight_scale_inv": b.scales,
+               "1.weight": torch.randn(64, 128)}
+    assert load_quantized_linears(model, tensors, {"quant_method": "fp8", "weight_block_size": [128, 128]}) == ["0"]
+    assert isinstance(model[0], QuantLinear) and isinstance(model[1], nn.Linear)

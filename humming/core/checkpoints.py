@@ -1,4 +1,4 @@
-"""QuantizedTensor from the tensors public checkpoints store: GPTQ (v1, v2), AWQ, compressed-tensors, gpt-oss MXFP4.
+"""QuantizedTensor from the tensors public checkpoints store: GPTQ, AWQ, compressed-tensors, FP8, NVFP4, MXFP4.
 
 Each reader takes one linear layer's tensors as a checkpoint holds them (any device; the result stays there) and
 returns the canonical QuantizedTensor of ``humming.core.quantized``, which ``QuantLinear.from_quantized`` packs;
@@ -15,6 +15,11 @@ The layouts, as their public tools write them:
   32 / bits codes a word along K from the lowest bits, each code the signed value + 2^(bits - 1); asymmetric
   layers' ``weight_zero_point`` int32 [ceil(N * bits / 32), groups] likewise along N; ``weight_scale`` [N, groups]
   ([N, 1] per channel); ``weight_shape`` (N, K); ``weight_g_idx`` [K]. w = (q - z) * s.
+- FP8 (Hugging Face "fp8", e.g. DeepSeek-V3 / Qwen3 FP8; ModelOpt "FP8"): ``weight`` float8_e4m3fn [N, K] and an f32
+  ``weight_scale_inv`` (despite the name, multiplied) per 128 x 128 block [ceil(N/128), ceil(K/128)], or a
+  ``weight_scale`` per tensor or channel. w = q * s.
+- ModelOpt NVFP4: ``weight`` uint8 [N, K / 2], two e2m1 codes a byte (the even element in the low nibble);
+  ``weight_scale`` float8_e4m3fn [N, K / 16]; ``weight_scale_2`` f32, one value. w = q * s * s2.
 - gpt-oss MXFP4: ``blocks`` uint8 [N, K / 32, 16], two e2m1 codes a byte (the even element in the low nibble);
   ``scales`` uint8 [N, K / 32], ue8m0 exponents (2^(s - 127)).
 
@@ -216,6 +221,60 @@ def from_awq(qweight: torch.Tensor, qzeros: torch.Tensor, scales: torch.Tensor, 
     return QuantizedTensor(QuantFormat(fmt), (n, k), data, per_n, zeros)
 
 
+def _codes_of_8_bit(t: object, name: str, where: str) -> torch.Tensor:
+    """float8_e4m3fn (or its uint8 bits) as uint8 codes."""
+    if isinstance(t, torch.Tensor) and t.dtype is torch.float8_e4m3fn:
+        return t.view(torch.uint8)
+    if not isinstance(t, torch.Tensor) or t.dtype is not torch.uint8:
+        raise InvalidInputError(f"{where}: {name} must be a torch.float8_e4m3fn (or uint8) tensor, got "
+                                f"{t.dtype if isinstance(t, torch.Tensor) else type(t).__name__}")
+    return t
+
+
+def from_fp8(weight: torch.Tensor, scale: torch.Tensor, *, block: tuple[int, int] | None = None) -> QuantizedTensor:
+    """One FP8 layer (module docstring): e4m3 ``weight`` [N, K] times ``scale``, which is one value (per tensor),
+    [N, 1] (per channel) or, with ``block`` (bn, bk), [ceil(N / bn), ceil(K / bk)] (per block)."""
+    where = "from_fp8"
+    codes = _codes_of_8_bit(weight, "weight", where)
+    if codes.dim() != 2:
+        raise InvalidInputError(f"{where}: weight must be 2-D [N, K], got {list(codes.shape)}")
+    n, k = codes.shape
+    if not isinstance(scale, torch.Tensor) or scale.dtype not in _SCALE_DTYPES:
+        raise InvalidInputError(f"{where}: scale must be a float16, bfloat16 or float32 tensor")
+    s = scale.to(torch.float32)
+    if block is not None:
+        bn, bk = block
+        cells = (-(-n // bn), -(-k // bk))
+        if tuple(s.shape) != cells:
+            raise InvalidInputError(f"{where}: scale has shape {list(s.shape)}; blocks of {bn} x {bk} over "
+                                    f"{n} x {k} need {list(cells)}")
+        spec = ScaleSpec(Granularity.BLOCK, dtypes.f32, block=(bn, bk))
+    elif s.numel() == 1:
+        s, spec = s.reshape(1, 1), ScaleSpec(Granularity.TENSOR, dtypes.f32)
+    elif s.numel() == n:
+        s, spec = s.reshape(n, 1), ScaleSpec(Granularity.CHANNEL, dtypes.f32)
+    else:
+        raise InvalidInputError(f"{where}: scale has shape {list(s.shape)}; expected one value, [{n}, 1], or per-block "
+                                "scales with block=(bn, bk)")
+    return QuantizedTensor(QuantFormat(WeightFormat(dtypes.e4m3, spec)), (n, k), codes.contiguous(), s.contiguous())
+
+
+def from_nvfp4(weight: torch.Tensor, weight_scale: torch.Tensor, weight_scale_2: torch.Tensor) -> QuantizedTensor:
+    """One ModelOpt NVFP4 layer (module docstring) as an nvfp4_w4a16 tensor (its input_scale is for FP4
+    activations, which 16-bit activations do not take)."""
+    where = "from_nvfp4"
+    _need(weight, "weight", where, torch.uint8, 2)
+    n, k = weight.shape[0], weight.shape[1] * 2
+    scales = _codes_of_8_bit(weight_scale, "weight_scale", where)
+    if tuple(scales.shape) != (n, k // 16) or k % 16:
+        raise InvalidInputError(f"{where}: weight_scale has shape {list(scales.shape)}; a weight of {n} x {k} "
+                                f"elements needs [{n}, {k // 16}]")
+    if not isinstance(weight_scale_2, torch.Tensor) or weight_scale_2.numel() != 1:
+        raise InvalidInputError(f"{where}: weight_scale_2 must be a tensor of one value")
+    gscale = weight_scale_2.to(device=weight.device, dtype=torch.float32).reshape(1)
+    return QuantizedTensor(preset("nvfp4_w4a16"), (n, k), weight.contiguous(), scales.contiguous(), global_scale=gscale)
+
+
 def from_mxfp4(blocks: torch.Tensor, scales: torch.Tensor) -> QuantizedTensor:
     """One gpt-oss MXFP4 weight (module docstring; one expert's slice for MoE checkpoints) as an mxfp4 tensor."""
     where = "from_mxfp4"
@@ -235,8 +294,9 @@ def read_layer(tensors: Mapping[str, torch.Tensor], prefix: str,
                quantization_config: Mapping[str, Any]) -> QuantizedTensor:
     """The QuantizedTensor of linear layer ``prefix`` (e.g. "model.layers.0.mlp.down_proj") from a checkpoint's
     tensors (a state dict, or safetensors' tensors by name) and its Hugging Face ``quantization_config``, by its
-    ``quant_method``: "gptq" (bits, group_size, checkpoint_format), "awq" (GEMM version), or "compressed-tensors"
-    (the "pack-quantized" format with one int weight scheme). The layer's bias, if any, is ``prefix + ".bias"``."""
+    ``quant_method``: "gptq" (bits, group_size, checkpoint_format), "awq" (GEMM version), "compressed-tensors"
+    (the "pack-quantized" format with one int weight scheme), "fp8" (weight_block_size) or "modelopt" (quant_algo
+    NVFP4 or FP8). The layer's bias, if any, is ``prefix + ".bias"``."""
     where = "read_layer"
     config = dict(quantization_config)
     method = str(config.get("quant_method", "")).lower()
@@ -267,5 +327,17 @@ def read_layer(tensors: Mapping[str, torch.Tensor], prefix: str,
                                        get("weight_zero_point", required=not schemes[0].get("symmetric", True)),
                                        get("weight_g_idx", required=False), num_bits=int(schemes[0]["num_bits"]),
                                        weight_shape=get("weight_shape", required=False))
-    raise InvalidInputError(f"{where}: quant_method={method or None!r}; readable: 'gptq', 'awq', 'compressed-tensors' "
-                            "(MXFP4 experts: from_mxfp4 on one expert's blocks and scales)")
+    if method == "fp8":
+        block = config.get("weight_block_size")
+        scale = get("weight_scale_inv", required=False)
+        return from_fp8(get("weight"), scale if scale is not None else get("weight_scale"),
+                        block=None if block is None else (int(block[0]), int(block[1])))
+    if method == "modelopt":
+        algo = str(config.get("quant_algo") or (config.get("quantization") or {}).get("quant_algo", "")).upper()
+        if algo == "NVFP4":
+            return from_nvfp4(get("weight"), get("weight_scale"), get("weight_scale_2"))
+        if algo == "FP8":
+            return from_fp8(get("weight"), get("weight_scale"))
+        raise InvalidInputError(f"{where}: ModelOpt quant_algo={algo or None!r}; readable: 'NVFP4', 'FP8'")
+    raise InvalidInputError(f"{where}: quant_method={method or None!r}; readable: 'gptq', 'awq', 'compressed-tensors', "
+                            "'fp8', 'modelopt' (MXFP4 experts: from_mxfp4 on one expert's blocks and scales)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from humming.core import checkpoints, dtypes, packing, quantized
+from humming.core import checkpoints, codec, dtypes, packing, quantized
 from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightFormat, ZeroPointSpec
 from humming.errors import InvalidInputError
 
@@ -210,3 +210,32 @@ def test_read_layer_takes_the_reader_and_its_arguments_from_the_quantization_con
         checkpoints.read_layer(ct, p, asym)
     with pytest.raises(InvalidInputError, match="quant_method='bitsandbytes'; readable: 'gptq', 'awq'"):
         checkpoints.read_layer(ct, p, {"quant_method": "bitsandbytes"})
+
+
+def test_fp8_and_nvfp4_layers_read_back_to_the_same_weights() -> None:
+    p = "layers.3.proj"
+    b = quantized.quantize(torch.randn(200, 384), "fp8_block")
+    tensors = {f"{p}.weight": b.data.view(torch.float8_e4m3fn), f"{p}.weight_scale_inv": b.scales}
+    got = checkpoints.read_layer(tensors, p, {"quant_method": "fp8", "weight_block_size": [128, 128],
+                                              "activation_scheme": "dynamic"})
+    assert got.format.weight == b.format.weight and torch.equal(quantized.dequantize(got), quantized.dequantize(b))
+    c = quantized.quantize(torch.randn(64, 256), "fp8_channel_w8a16")
+    per_channel = checkpoints.from_fp8(c.data.view(torch.float8_e4m3fn), c.scales.reshape(64))
+    assert torch.equal(quantized.dequantize(per_channel), quantized.dequantize(c))
+    per_tensor = checkpoints.read_layer({f"{p}.weight": c.data, f"{p}.weight_scale": torch.tensor(0.5)}, p,
+                                        {"quant_method": "modelopt", "quant_algo": "FP8"})
+    assert torch.equal(quantized.dequantize(per_tensor), codec.decode(c.data, dtypes.e4m3) * 0.5)
+    n4 = quantized.quantize(torch.randn(64, 256), "nvfp4_w4a16")
+    assert n4.global_scale is not None
+    nv = {f"{p}.weight": n4.data, f"{p}.weight_scale": n4.scales.view(torch.float8_e4m3fn),
+          f"{p}.weight_scale_2": n4.global_scale.reshape(()), f"{p}.input_scale": torch.tensor(1.0)}
+    got = checkpoints.read_layer(nv, p, {"quant_method": "modelopt", "quantization": {"quant_algo": "NVFP4"}})
+    assert got.format.weight == n4.format.weight and torch.equal(quantized.dequantize(got), quantized.dequantize(n4))
+    # known values: byte 0x21 holds 0.5 (low nibble, the even element) then 1.0; scale code 0x38 is 1.0 in e4m3
+    one = checkpoints.from_nvfp4(torch.full((1, 8), 0x21, dtype=torch.uint8), torch.full((1, 1), 0x38, dtype=torch.uint8),
+                                 torch.tensor([2.0]))
+    assert quantized.dequantize(one)[0, :2].tolist() == [1.0, 2.0]
+    with pytest.raises(InvalidInputError, match=r"scale has shape \[1, 3\]; blocks of 128 x 128 over 200 x 384 need"):
+        checkpoints.from_fp8(b.data, b.scales[:1], block=(128, 128))
+    with pytest.raises(InvalidInputError, match="ModelOpt quant_algo='W4A8_AWQ'; readable: 'NVFP4', 'FP8'"):
+        checkpoints.read_layer(nv, p, {"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"})

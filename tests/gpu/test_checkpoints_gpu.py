@@ -1,4 +1,4 @@
-"""On a CUDA device: layers read from GPTQ / AWQ / compressed-tensors / gpt-oss MXFP4 checkpoint tensors (built
+"""On a CUDA device: layers read from GPTQ / AWQ / compressed-tensors / FP8 / NVFP4 / MXFP4 checkpoint tensors (built
 here from their public layouts, moved to the GPU, read there) run through QuantLinear within tolerance of the float64
 reference of the weights they were written from."""
 
@@ -25,6 +25,13 @@ def _read(kind: str) -> tuple[quantized.QuantizedTensor, quantized.QuantizedTens
         q = quantized.quantize(w, "awq_int4")
         return q, checkpoints.from_awq(_awq_words(q.codes().T.contiguous()).cuda(),
                                        _awq_words(q.zeros.T.contiguous()).cuda(), q.scales.T.contiguous().cuda())
+    if kind == "fp8_block":
+        q = quantized.quantize(w, "fp8_block")
+        return q, checkpoints.from_fp8(q.data.view(torch.float8_e4m3fn).cuda(), q.scales.cuda(), block=(128, 128))
+    if kind == "nvfp4":
+        q = quantized.quantize(w, "nvfp4_w4a16")
+        return q, checkpoints.from_nvfp4(q.data.cuda(), q.scales.view(torch.float8_e4m3fn).cuda(),
+                                         q.global_scale.cuda())
     if kind == "compressed_tensors_asym":
         q = quantized.quantize(w + 0.2, "awq_int4")  # u4, zero points per group of 128
         return q, checkpoints.from_compressed_tensors(_ct_words(q.codes(), 4).cuda(), q.scales.cuda(),
@@ -43,7 +50,8 @@ def _read(kind: str) -> tuple[quantized.QuantizedTensor, quantized.QuantizedTens
 
 
 @pytest.mark.parametrize("m", [1, 16, 128])
-@pytest.mark.parametrize("kind", ["gptq_sym_act_order", "gptq_asym", "awq", "compressed_tensors_asym", "mxfp4"])
+@pytest.mark.parametrize("kind", ["gptq_sym_act_order", "gptq_asym", "awq", "compressed_tensors_asym", "fp8_block",
+                                  "nvfp4", "mxfp4"])
 def test_a_checkpoint_layer_runs_within_tolerance(kind: str, m: int) -> None:
     from humming.nn import QuantLinear
 
