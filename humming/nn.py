@@ -223,12 +223,14 @@ _QUANTIZED_MARK = {"gptq": ("qweight",), "awq": ("qweight",), "compressed-tensor
 
 
 def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor], quantization_config: Mapping[str, Any],
-                           *, activation: DType | str | None = None) -> list[str]:
+                           *, activation: DType | str | None = None, progress: bool | None = None) -> list[str]:
     """Replace each nn.Linear of ``model`` whose weight ``tensors`` hold quantized (``name + ".qweight"``;
-    ``".weight_packed"`` for compressed-tensors; a weight scale for FP8 and ModelOpt) by a QuantLinear read from them (checkpoints.read_layer) with the
-    checkpoint's bias, in place; layers the checkpoint keeps in float (an lm_head, say) stay. The model may live on
-    the meta device: each QuantLinear lives where its tensors do. Every layer is read before any is replaced.
-    Returns the names replaced. ``activation``: the inputs' dtype (default: the float layer's, else bf16)."""
+    ``".weight_packed"`` for compressed-tensors; a weight scale for FP8 and ModelOpt) by a QuantLinear read from
+    them (checkpoints.read_layer) with the checkpoint's bias, in place; layers the checkpoint keeps in float (an
+    lm_head, say) stay. The model may live on the meta device: each QuantLinear lives where its tensors do. Every
+    layer is read before any is replaced. Returns the names replaced. ``activation``: the inputs' dtype (default:
+    the float layer's, else bf16); ``progress`` as quantize_linears'."""
+    from humming.core.build import Progress
     from humming.core.checkpoints import read_layer
 
     method = str(quantization_config.get("quant_method", "")).lower()
@@ -236,9 +238,12 @@ def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor]
     if marks is None:
         read_layer(tensors, "", quantization_config)  # raises, naming the methods it reads
         marks = ()
+    chosen = [(name, layer) for name, layer in model.named_modules()
+              if isinstance(layer, nn.Linear) and any(f"{name}.{mark}" in tensors for mark in marks)]
+    bar = Progress(len(chosen), what=f"{len(chosen)} quantized layers", enabled=progress, doing="reading")
     made: dict[str, QuantLinear] = {}
-    for name, layer in model.named_modules():
-        if isinstance(layer, nn.Linear) and any(f"{name}.{mark}" in tensors for mark in marks):
+    try:
+        for name, layer in chosen:
             q = read_layer(tensors, name, quantization_config)
             if q.shape != (layer.out_features, layer.in_features):
                 raise InvalidInputError(f"load_quantized_linears: {name} is {layer.out_features} x {layer.in_features} "
@@ -248,6 +253,9 @@ def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor]
                 raise InvalidInputError(f"load_quantized_linears: {name} has a bias in the model and the checkpoint "
                                         f"has no {name + '.bias'!r}")
             made[name] = QuantLinear.from_quantized(q, bias, activation=_activation(activation, layer.weight.dtype))
+            bar.step()
+    finally:
+        bar.close()
     return _install(model, made, "load_quantized_linears", "QuantLinear.from_quantized(checkpoints.read_layer(...))")
 
 
