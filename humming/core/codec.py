@@ -21,6 +21,8 @@ float (ue8m0, ue4m3) raises. Exponent-only types (ue8m0) have no zero: 0 rounds 
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from humming.core.dtypes import DType, DTypeKind, SpecialValues, bf16, f16, f32, f64
@@ -93,6 +95,8 @@ def encode(x: torch.Tensor, dtype: DType, *, saturate: bool = False) -> torch.Te
     storage_dtype(dtype)  # raises for dtypes without a code form
     if dtype.is_int:
         return _encode_int(x, dtype)
+    if x.dtype in (torch.float32, torch.float16, torch.bfloat16):
+        return _encode_small_float_by_table(x, dtype, saturate)
     return _encode_small_float(x, dtype, saturate)
 
 
@@ -104,14 +108,76 @@ def _encode_int(x: torch.Tensor, d: DType) -> torch.Tensor:
     return (q & ((1 << d.bits) - 1)).to(torch.uint8)
 
 
-def _encode_small_float(x: torch.Tensor, d: DType, saturate: bool) -> torch.Tensor:
-    xf = x.to(torch.float64)
-    nan = torch.isnan(xf)
-    nan_code = _nan_code(d)
-    if nan_code is None and bool(nan.any()):
+def _check_encodable(xf: torch.Tensor, nan: torch.Tensor, d: DType) -> None:
+    if _nan_code(d) is None and bool(nan.any()):
         raise InvalidInputError(f"cannot encode NaN as {d}: every {d} bit pattern is a finite number")
     if not d.signed and bool((xf < 0).any()):
         raise InvalidInputError(f"cannot encode negative values as {d}: it holds nonnegative values only")
+
+
+def _special_codes(code: torch.Tensor, overflow: torch.Tensor, nan: torch.Tensor, negative: torch.Tensor,
+                   d: DType, saturate: bool) -> torch.Tensor:
+    """Magnitude codes with the out-of-range, NaN and sign rules of the module docstring applied, as uint8."""
+    m, _, all_ones = _layout(d)
+    nan_code = _nan_code(d)
+    if saturate or d.special is SpecialValues.FINITE:
+        over_code = _max_code(d)
+    elif d.special is SpecialValues.IEEE:
+        over_code = all_ones << m  # inf
+    else:  # FN, NAN_ONLY_MAX: no inf, so an out-of-range value becomes the NaN pattern
+        if nan_code is None:
+            raise InternalError(f"{d} ({d.special.value} specials) has no NaN code for out-of-range values")
+        over_code = nan_code
+    code = torch.where(overflow, torch.full_like(code, over_code), code)
+    if nan_code is not None:
+        code = torch.where(nan, torch.full_like(code, nan_code), code)
+    if d.signed:
+        code = code | (negative.to(code.dtype) << (d.bits - 1))
+    return code.to(torch.uint8)
+
+
+@functools.lru_cache(maxsize=None)
+def _rounding_table(d: DType) -> tuple[torch.Tensor, torch.Tensor]:
+    """(midpoints, up): float32 midpoints[i] between the magnitudes of codes i and i + 1 for every finite code i
+    (the last, to the value one step past the largest, where rounding overflows), and whether a tie at midpoint i
+    goes up to code i + 1 (ties to even; up for exponent-only types, as _encode_small_float rounds them)."""
+    m, _, _ = _layout(d)
+    top = _max_code(d)
+    values = decode(torch.arange(top + 1, dtype=torch.int64).to(torch.uint8), d, out_dtype=torch.float64)
+    _, ex = torch.frexp(values[-1:])
+    step = 2.0 ** (int(ex) - 1 - m)  # the spacing of the largest value's binade
+    grid = torch.cat([values, values[-1:] + step])
+    if not bool((grid[1:] > grid[:-1]).all()):
+        raise InternalError(f"{d}: the magnitudes of its codes do not increase with the code")
+    mids = (grid[1:] + grid[:-1]) / 2
+    mids32 = mids.to(torch.float32)
+    if not torch.equal(mids32.to(torch.float64), mids):
+        raise InternalError(f"{d}: a rounding midpoint is not a float32")
+    up = torch.ones(top + 1, dtype=torch.bool) if m == 0 else (torch.arange(top + 1) % 2 == 1)
+    return mids32, up
+
+
+def _encode_small_float_by_table(x: torch.Tensor, d: DType, saturate: bool) -> torch.Tensor:
+    """_encode_small_float's codes for 32-bit (or narrower) input, by a search of the rounding midpoints: the same
+    rounding (each midpoint is a float32, so the comparisons are exact), in float32 and int32, ~4x faster on CPU."""
+    xf = x.to(torch.float32)
+    nan = torch.isnan(xf)
+    _check_encodable(xf, nan, d)
+    mids, up = _rounding_table(d)
+    mids, up = mids.to(xf.device), up.to(xf.device)
+    a = xf.abs()
+    code = torch.bucketize(a, mids, out_int32=True)  # mids[code - 1] < a <= mids[code]
+    inside = code < mids.numel()
+    at = code.clamp(max=mids.numel() - 1).long()
+    code = code + (inside & (a == mids[at]) & up[at]).to(torch.int32)  # a tie: to the even code (or up)
+    overflow = (code > _max_code(d)) & ~nan
+    return _special_codes(code, overflow, nan, torch.signbit(xf) & d.signed, d, saturate)
+
+
+def _encode_small_float(x: torch.Tensor, d: DType, saturate: bool) -> torch.Tensor:
+    xf = x.to(torch.float64)
+    nan = torch.isnan(xf)
+    _check_encodable(xf, nan, d)
     m, emin, all_ones = _layout(d)
     negative = torch.signbit(xf) & d.signed
     a = xf.abs()
@@ -133,20 +199,7 @@ def _encode_small_float(x: torch.Tensor, d: DType, saturate: bool) -> torch.Tens
 
     value = q.to(torch.float64) * pow2(e - m)
     overflow = (value > d.max_finite) | ~finite & ~nan
-    if saturate or d.special is SpecialValues.FINITE:
-        over_code = _max_code(d)
-    elif d.special is SpecialValues.IEEE:
-        over_code = all_ones << m  # inf
-    else:  # FN, NAN_ONLY_MAX: no inf, so an out-of-range value becomes the NaN pattern
-        if nan_code is None:
-            raise InternalError(f"{d} ({d.special.value} specials) has no NaN code for out-of-range values")
-        over_code = nan_code
-    code = torch.where(overflow, torch.full_like(code, over_code), code)
-    if nan_code is not None:
-        code = torch.where(nan, torch.full_like(code, nan_code), code)
-    if d.signed:
-        code = code | (negative.to(torch.int64) << (d.bits - 1))
-    return code.to(torch.uint8)
+    return _special_codes(code, overflow, nan, negative, d, saturate)
 
 
 def decode(codes: torch.Tensor, dtype: DType, *, out_dtype: torch.dtype = torch.float32) -> torch.Tensor:

@@ -256,3 +256,31 @@ def test_cuda_encodes_and_decodes_exactly_as_cpu() -> None:
         gpu = codec.encode(xd.cuda(), d, saturate=True)
         assert torch.equal(gpu.cpu(), cpu), d
         torch.testing.assert_close(codec.decode(gpu, d).cpu(), codec.decode(cpu, d), rtol=0, atol=0, equal_nan=True)
+
+
+def _every_small_float() -> list[DType]:
+    return [d for d in dtypes.all_dtypes() if d.is_float and d.bits <= 8 and d not in codec._WIDE] + GENERIC
+
+
+@pytest.mark.parametrize("d", _every_small_float(), ids=str)
+def test_the_table_search_encodes_as_the_float64_arithmetic(d: DType) -> None:
+    # encode takes 32-bit (and narrower) input by a search of the rounding midpoints; float64 input keeps the
+    # arithmetic path. The two must give the same codes for every input: each midpoint and the floats on either
+    # side of it, every value, random bit patterns over the whole float32 range, and the specials.
+    mids, _ = codec._rounding_table(d)
+    near = torch.cat([mids, torch.nextafter(mids, torch.tensor(0.0)), torch.nextafter(mids, torch.tensor(float("inf")))])
+    values = codec.decode(torch.arange(1 << d.bits, dtype=torch.int32).to(torch.uint8), d)
+    bits = torch.randint(-(2**31), 2**31 - 1, (200_000,), generator=torch.Generator().manual_seed(7), dtype=torch.int32)
+    special = torch.tensor([0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1e-45, 3.4e38, d.max_finite * 1.5])
+    x = torch.cat([near, -near, values, bits.view(torch.float32), special * 1.0, d.max_finite * torch.rand(1000)])
+    if not d.signed:
+        x = x[~torch.signbit(x)]
+    if codec._nan_code(d) is None:
+        x = x[~torch.isnan(x)]
+    for saturate in (False, True):
+        fast = codec._encode_small_float_by_table(x, d, saturate)
+        exact = codec._encode_small_float(x, d, saturate)
+        differ = (fast != exact).nonzero().flatten()
+        assert differ.numel() == 0, f"{d} saturate={saturate}: {x[differ[:5]].tolist()} -> {fast[differ[:5]].tolist()}" \
+            f" against {exact[differ[:5]].tolist()}"
+    assert torch.equal(codec.encode(x.to(torch.float64), d), codec.encode(x, d))
