@@ -211,8 +211,9 @@ class WeightFormat:
             )
         if zp is ZeroPointSpec.NONE and d.is_int and not d.signed:
             raise InvalidInputError(
-                f"weight.dtype={d} with zero_point=none holds nonnegative weights only; "
-                f"allowed: s{d.bits} without zero points, or {d} with zero_point=int or float"
+                f"weight.dtype={d} with zero_point=none holds nonnegative weights only; allowed: "
+                + (f"s{d.bits} without zero points, or " if d.bits > 1 else "")  # no s1: one bit of two's complement
+                + f"{d} with zero_point=int or float"
             )
         if zp is ZeroPointSpec.FLOAT and self.scale.dtype not in _WIDE_SCALES:
             raise InvalidInputError(
