@@ -35,10 +35,10 @@ from typing import Any
 import torch
 
 from humming.core import codec, dtypes
-from humming.core.scale_range import fit_scale_codes, fit_scales, shift_codes
 from humming.core.dtypes import DType
 from humming.core.formats import Granularity, ScaleSpec, WeightFormat, ZeroPointSpec
 from humming.core.quantized import QuantizedTensor
+from humming.core.scale_range import fit_scale_codes, fit_scales, shift_codes
 from humming.errors import InternalError, InvalidInputError, UnsupportedError
 
 #: The layout name a packed weight carries; a kernel refuses weights of any other layout.
