@@ -220,7 +220,13 @@ def decode(codes: torch.Tensor, dtype: DType, *, out_dtype: torch.dtype = torch.
         if dtype.signed:
             c = c - (((c >> (dtype.bits - 1)) & 1) << dtype.bits)
         return c.to(out_dtype)
-    return _decode_small_float(c, dtype).to(out_dtype)
+    return _decoded_codes(dtype, out_dtype).to(c.device)[c]  # a lookup: at most 256 codes
+
+
+@functools.lru_cache(maxsize=None)
+def _decoded_codes(d: DType, out_dtype: torch.dtype) -> torch.Tensor:
+    """Every code's value, indexed by code: _decode_small_float's float64 values, each cast once to ``out_dtype``."""
+    return _decode_small_float(torch.arange(1 << d.bits, dtype=torch.int64), d).to(out_dtype)
 
 
 def _decode_small_float(c: torch.Tensor, d: DType) -> torch.Tensor:

@@ -158,6 +158,34 @@ def cell_index(spec: ScaleSpec, n: int, k: int, g_idx: torch.Tensor | None, devi
     return (r // spec.block[0]) * cols + c // spec.block[1]
 
 
+class CellMap:
+    """Which scale cell each element of an [n, k] tensor takes: contiguous runs along K (per tensor, per channel,
+    groups in order), reduced and broadcast by reshapes, or else (blocks, act order) an int64 index per element
+    (cell_index). The two give the same results; the runs skip an [n, k] index and a scatter."""
+
+    def __init__(self, spec: ScaleSpec, n: int, k: int, g_idx: torch.Tensor | None, device: torch.device, *,
+                 use_index: bool = False) -> None:
+        self.rows, self.cols = spec.shape(n, k)
+        self.n, self.k = n, k
+        g = spec.granularity
+        runs = g in (Granularity.TENSOR, Granularity.CHANNEL) or (g is Granularity.GROUP and g_idx is None)
+        self.index = cell_index(spec, n, k, g_idx, device) if use_index or not runs else None
+
+    def reduce(self, values: torch.Tensor, op: str) -> torch.Tensor:
+        """"amax" or "amin" of ``values`` [n, k] over each cell: [cells]."""
+        if self.index is not None:
+            return _reduce(values, self.index, self.rows * self.cols, op)
+        runs = values.reshape(self.rows, self.cols, -1)
+        return (runs.amax(-1) if op == "amax" else runs.amin(-1)).flatten()
+
+    def expand(self, per_cell: torch.Tensor) -> torch.Tensor:
+        """Each element's cell value: [cells] (any shape of that many) -> [n, k]."""
+        if self.index is not None:
+            return per_cell.flatten()[self.index]
+        run = self.n * self.k // (self.rows * self.cols)
+        return per_cell.reshape(self.rows, self.cols, 1).expand(self.rows, self.cols, run).reshape(self.n, self.k)
+
+
 def _div(a: torch.Tensor, b: float) -> torch.Tensor:
     """a / b correctly rounded on every device: CUDA turns a division by a Python scalar into a multiplication
     by its reciprocal (off by one ulp at times), so the divisor goes in as a tensor."""
@@ -202,12 +230,11 @@ def _mx_scales(amax: torch.Tensor, elem: DType, clamp: bool, where: str) -> tupl
     return (e + 127).to(torch.uint8), codec.pow2(e).float()
 
 
-def _quantize_cells(x: torch.Tensor, elem: DType, spec: ScaleSpec, zp: ZeroPointSpec, index: torch.Tensor,
+def _quantize_cells(x: torch.Tensor, elem: DType, spec: ScaleSpec, zp: ZeroPointSpec, cmap: CellMap,
                     gs: torch.Tensor | None, clamp: bool, where: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """x float32 [n, k] -> (codes uint8 [n, k], stored scales, stored zeros or None), by the rules in the docs."""
     cells_shape = spec.shape(*x.shape)
-    cells = cells_shape[0] * cells_shape[1]
-    amax = _reduce(x.abs(), index, cells, "amax")
+    amax = cmap.reduce(x.abs(), "amax")
     if zp is ZeroPointSpec.NONE:
         unit = amax / gs if gs is not None else amax  # amax in units of the global scale
         if spec.dtype is dtypes.ue8m0:
@@ -218,23 +245,23 @@ def _quantize_cells(x: torch.Tensor, elem: DType, spec: ScaleSpec, zp: ZeroPoint
         zeros = None
     else:
         qmax = float(elem.int_max)
-        lo = torch.clamp(_reduce(x, index, cells, "amin"), max=0.0)  # the range always holds 0 (GPTQ's rule)
-        hi = torch.clamp(_reduce(x, index, cells, "amax"), min=0.0)
+        lo = torch.clamp(cmap.reduce(x, "amin"), max=0.0)  # the range always holds 0 (GPTQ's rule)
+        hi = torch.clamp(cmap.reduce(x, "amax"), min=0.0)
         span = (hi - lo) / gs if gs is not None else hi - lo
         s = torch.where(span > 0, _div(span, qmax), 1.0)
         stored, s_dec = _store_scales(s, spec.dtype, clamp, f"{where}.dtype")
     eff = s_dec * gs if gs is not None else s_dec  # float32 product: the divisor the elements see
-    full = eff.flatten()[index]
+    full = cmap.expand(eff)
     if zp is ZeroPointSpec.NONE:
         codes = codec.encode(x / full, elem, saturate=True)
     elif zp is ZeroPointSpec.INT:
         z = torch.round(-lo / eff).clamp(0, qmax)
         zeros = z.to(torch.uint8)
-        codes = codec.encode(torch.round(x / full) + z.flatten()[index], elem)  # ints saturate to [0, qmax]
+        codes = codec.encode(torch.round(x / full) + cmap.expand(z), elem)  # ints saturate to [0, qmax]
     else:
         zeros = codec.encode(-lo / eff, spec.dtype)
         z_dec = codec.decode(zeros, spec.dtype)
-        codes = codec.encode(x / full + z_dec.flatten()[index], elem)
+        codes = codec.encode(x / full + cmap.expand(z_dec), elem)
     reshape = lambda t: None if t is None else t.reshape(cells_shape)  # noqa: E731
     return codes, stored.reshape(cells_shape), reshape(zeros)
 
@@ -296,8 +323,8 @@ def quantize(w: torch.Tensor, fmt: FormatLike, *, g_idx: torch.Tensor | None = N
         if tuple(g_idx.shape) != (k,) or int(g_idx.min()) < 0 or int(g_idx.max()) >= groups:
             raise InvalidInputError(f"quantize: g_idx must be [{k}] with groups in [0, {groups}), got {list(g_idx.shape)}")
     gs = _global_scale(x, wf.dtype, wf.scale.dtype) if wf.global_scale else None
-    index = cell_index(wf.scale, n, k, g_idx, x.device)
-    codes, scales, zeros = _quantize_cells(x, wf.dtype, wf.scale, wf.zero_point, index, gs, clamp, "weight.scale")
+    cmap = CellMap(wf.scale, n, k, g_idx, x.device)
+    codes, scales, zeros = _quantize_cells(x, wf.dtype, wf.scale, wf.zero_point, cmap, gs, clamp, "weight.scale")
     return QuantizedTensor(qf, (n, k), codec.pack_codes(codes, wf.dtype.bits), scales, zeros, gs, g_idx)
 
 
@@ -334,8 +361,8 @@ def quantize_activation(x: torch.Tensor, fmt: ActivationFormat | QuantFormat, *,
         return QuantizedActivation(af, (m, k), codec.pack_codes(codes, af.dtype.bits), s, None)
     if scale is not None:
         raise InvalidInputError(f"quantize_activation: scale= is for static formats; this one is {af.scaling.value}")
-    index = cell_index(spec, m, k, None, xf.device)
-    codes, scales, _ = _quantize_cells(xf, af.dtype, spec, ZeroPointSpec.NONE, index, gs, clamp, "activation.scale")
+    cmap = CellMap(spec, m, k, None, xf.device)
+    codes, scales, _ = _quantize_cells(xf, af.dtype, spec, ZeroPointSpec.NONE, cmap, gs, clamp, "activation.scale")
     return QuantizedActivation(af, (m, k), codec.pack_codes(codes, af.dtype.bits), scales, gs)
 
 
@@ -360,12 +387,12 @@ def dequantize(q: QuantizedTensor | QuantizedActivation, dtype: torch.dtype = to
     else:
         raise InvalidInputError(f"dequantize: expected a QuantizedTensor or QuantizedActivation, got {type(q).__name__}")
     n, k = q.shape
-    index = cell_index(spec, n, k, g_idx, q.data.device)
+    cmap = CellMap(spec, n, k, g_idx, q.data.device)
     v = codec.decode(q.codes(), elem, out_dtype=torch.float64)
     if zeros is not None:
         zdtype = elem if zeros.dtype is torch.uint8 else spec.dtype
-        v = v - codec.decode(zeros, zdtype, out_dtype=torch.float64).flatten()[index]
-    v = v * codec.decode(q.scales, spec.dtype, out_dtype=torch.float64).flatten()[index]
+        v = v - cmap.expand(codec.decode(zeros, zdtype, out_dtype=torch.float64))
+    v = v * cmap.expand(codec.decode(q.scales, spec.dtype, out_dtype=torch.float64))
     if q.global_scale is not None:
         v = v * q.global_scale.to(torch.float64)
     return v.to(dtype)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from humming.core import codec, dtypes, presets
+from humming.core import codec, dtypes, presets, quantized
 from humming.core.formats import (
     ActivationFormat,
     ActScaling,
@@ -239,3 +239,21 @@ def test_cuda_quantizes_exactly_as_cpu() -> None:
         cpu, gpu = quantize(w, name), quantize(w.cuda(), name)
         assert torch.equal(gpu.data.cpu(), cpu.data) and torch.equal(gpu.scales.cpu(), cpu.scales), name
         assert torch.equal(dequantize(gpu).cpu(), dequantize(cpu)), name
+
+
+@pytest.mark.parametrize("name", [n for n in presets.names() if not presets.get(n).weight.act_order])
+def test_cells_by_runs_reduce_and_broadcast_as_the_per_element_index(name: str) -> None:
+    # quantize and dequantize take contiguous scale cells (tensor, channel, groups in order) by reshapes; the
+    # per-element index (blocks, act order) must give bit for bit the same codes, scales, zeros and values
+    wf = presets.get(name).weight
+    x = torch.randn(96, 512) * torch.exp2(torch.randint(-8, 8, (96, 1)).float()) + 0.1
+    gs = quantized._global_scale(x, wf.dtype, wf.scale.dtype) if wf.global_scale else None
+    runs = quantized.CellMap(wf.scale, 96, 512, None, x.device)
+    index = quantized.CellMap(wf.scale, 96, 512, None, x.device, use_index=True)
+    a = quantized._quantize_cells(x, wf.dtype, wf.scale, wf.zero_point, runs, gs, False, "w")
+    b = quantized._quantize_cells(x, wf.dtype, wf.scale, wf.zero_point, index, gs, False, "w")
+    for got, want in zip(a, b):
+        assert (got is None and want is None) or torch.equal(got, want)
+    values = torch.randn(runs.rows * runs.cols, dtype=torch.float64)
+    assert torch.equal(runs.expand(values), index.expand(values))
+    assert torch.equal(runs.reduce(x, "amin"), index.reduce(x, "amin"))
