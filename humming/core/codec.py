@@ -280,6 +280,11 @@ def pack_codes(codes: torch.Tensor, bits: int) -> torch.Tensor:
         raise InvalidInputError(f"pack_codes: some codes do not fit in {bits} bits (largest {int(codes.max())})")
     *lead, k = codes.shape
     nbytes = packed_size(k, bits)
+    if 8 % bits == 0:  # whole codes a byte (1, 2, 4 bits): no code crosses a byte, so no bit stream is needed
+        per = 8 // bits
+        whole = torch.nn.functional.pad(codes, (0, nbytes * per - k)).reshape(*lead, nbytes, per)
+        at = torch.arange(0, 8, bits, device=codes.device, dtype=torch.uint8)
+        return (whole << at).sum(-1, dtype=torch.int32).to(torch.uint8)
     shifts = torch.arange(bits, device=codes.device, dtype=torch.uint8)
     stream = ((codes.unsqueeze(-1) >> shifts) & 1).reshape(*lead, k * bits)
     stream = torch.nn.functional.pad(stream, (0, nbytes * 8 - k * bits))
@@ -301,6 +306,9 @@ def unpack_codes(data: torch.Tensor, bits: int, count: int) -> torch.Tensor:
     if bits == 8:
         return data.clone()
     *lead, nbytes = data.shape
+    if 8 % bits == 0:  # whole codes a byte (pack_codes' fast form)
+        at = torch.arange(0, 8, bits, device=data.device, dtype=torch.uint8)
+        return ((data.unsqueeze(-1) >> at) & ((1 << bits) - 1)).reshape(*lead, nbytes * (8 // bits))[..., :count]
     shifts = torch.arange(8, device=data.device, dtype=torch.uint8)
     stream = ((data.unsqueeze(-1) >> shifts) & 1).reshape(*lead, nbytes * 8)[..., : count * bits]
     weights = torch.arange(bits, device=data.device, dtype=torch.uint8)

@@ -172,12 +172,23 @@ def code_swizzle(elem: DType, activation: DType) -> tuple[int, ...] | None:
     return e2m1_swizzle(activation) if elem is dtypes.e2m1 else None
 
 
+@functools.cache
+def _byte_tables(perm: tuple[int, ...], inverse: bool) -> torch.Tensor:
+    """int64 [4, 256]: row j, column v: where the bits of value v in byte j of a word go under the permutation."""
+    moves = [(d, c) if inverse else (c, d) for c, d in enumerate(perm)]
+    table = torch.zeros(4, 256, dtype=torch.int64)
+    v = torch.arange(256, dtype=torch.int64)
+    for src, dst in moves:
+        table[src // 8] |= ((v >> (src % 8)) & 1) << dst
+    return table
+
+
 def _permute_bits(words: torch.Tensor, perm: tuple[int, ...], inverse: bool = False) -> torch.Tensor:
-    """Move bit c of every int64-held 32-bit word to bit perm[c] (or back, ``inverse``)."""
-    out = torch.zeros_like(words)
-    for c, d in enumerate(perm):
-        src, dst = (d, c) if inverse else (c, d)
-        out |= ((words >> src) & 1) << dst
+    """Move bit c of every int64-held 32-bit word to bit perm[c] (or back, ``inverse``): a table lookup a byte."""
+    table = _byte_tables(perm, inverse).to(words.device)
+    out = table[0][words & 0xFF]
+    for j in range(1, 4):
+        out |= table[j][(words >> (8 * j)) & 0xFF]
     return out
 
 

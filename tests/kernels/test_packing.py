@@ -346,3 +346,19 @@ def test_a_shifted_scale_range_keeps_the_largest_element_finite() -> None:
     wider[0] = 448 * 2.0**-40  # 2^-40 .. 2^-10: no offset holds both ends with e4m3 elements
     with pytest.raises(InvalidInputError, match=r"wider than f16's normal range .*e4m3 elements up to 448"):
         packing.pack(quantized.quantize(torch.randn(64, 256).clamp(-1, 1) * wider, q.format), dtypes.f16)
+
+
+def test_bit_permutation_by_byte_tables_moves_each_bit_as_the_definition() -> None:
+    def bit_by_bit(words: torch.Tensor, perm: tuple[int, ...], inverse: bool) -> torch.Tensor:
+        out = torch.zeros_like(words)
+        for c, d in enumerate(perm):
+            src, dst = (d, c) if inverse else (c, d)
+            out |= ((words >> src) & 1) << dst
+        return out
+
+    words = torch.randint(0, 2**32, (4096,), dtype=torch.int64, generator=torch.Generator().manual_seed(3))
+    perms = [packing.e2m1_swizzle(dtypes.f16), packing.e2m1_swizzle(dtypes.bf16),
+             tuple(torch.randperm(32, generator=torch.Generator().manual_seed(5)).tolist())]
+    for perm in perms:
+        for inverse in (False, True):
+            assert torch.equal(packing._permute_bits(words, perm, inverse), bit_by_bit(words, perm, inverse))
