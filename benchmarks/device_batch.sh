@@ -27,7 +27,7 @@ for step in $steps; do
                  -k "not test_dense_gemm_matches_the_reference" 2>&1 | tee "$OUT/gpu-tests.txt" | tail -25 ;;
     # run 26's GPU tests alone (written without a device): checkpoint layers, ue8m0 codes shifted for f16, models
     gpu-tests-26) timeout 300 python3 -m pytest -q -m gpu tests -rs -p no:cacheprovider --ignore=tests/core/test_cache.py \
-                 -k "checkpoint or ue8m0 or quantize_linears or encodes_and_decodes" 2>&1 | tee "$OUT/gpu-tests-26.txt" | tail -25 ;;
+                 -k "checkpoint or ue8m0 or quantize_linears or encodes_and_decodes or exactly_as_cpu" 2>&1 | tee "$OUT/gpu-tests-26.txt" | tail -25 ;;
     jit) timeout 150 python3 benchmarks/jit_compile.py --json "$OUT/jit_compile_gpu.json" 2>&1 | tee "$OUT/jit.txt" | tail -25 ;;
     # --chain 8: each line also as one of eight consecutive layers in one graph (the figure a captured decode step sees)
     wna16) timeout 300 python3 benchmarks/bench_wna16.py --quick --reps 25 --chain 8 --formats "w4a16 s4 g128" \

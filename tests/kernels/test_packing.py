@@ -362,3 +362,19 @@ def test_bit_permutation_by_byte_tables_moves_each_bit_as_the_definition() -> No
     for perm in perms:
         for inverse in (False, True):
             assert torch.equal(packing._permute_bits(words, perm, inverse), bit_by_bit(words, perm, inverse))
+
+
+@pytest.mark.gpu
+def test_cuda_packs_exactly_as_cpu() -> None:
+    # pack runs on the weight's device: its byte-at-a-time streams, byte-table swizzle and scale shifts must give
+    # the same bytes on a GPU as here
+    for name, g_idx in (("gptq_int4", None), ("gptq_int3_act_order", torch.randperm(256) // 128), ("mxfp4", None),
+                        ("nvfp4_w4a16", None), ("fp8_block", None), ("awq_int4", None), ("mxint4", None)):
+        idx = None if g_idx is None else g_idx.to(torch.int32)
+        q = quantized.quantize(torch.randn(96, 256) * 1e-5, name, g_idx=idx)  # small: the scale shifts take part
+        for act in (dtypes.f16, dtypes.bf16):
+            cpu, gpu = packing.pack(q, act), packing.pack(q.to("cuda"), act)
+            assert cpu.scale_shift == gpu.scale_shift, name
+            for part in ("data", "scales", "zeros", "chscale", "gscale", "perm"):
+                a, b = getattr(cpu, part), getattr(gpu, part)
+                assert (a is None and b is None) or torch.equal(b.cpu(), a), (name, str(act), part)
