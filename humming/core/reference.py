@@ -11,7 +11,7 @@ import math
 import torch
 
 from humming.core import codec, dtypes, tolerances
-from humming.core.quantized import QuantizedTensor, cell_index, dequantize, quantize_activation
+from humming.core.quantized import CellMap, QuantizedTensor, dequantize, quantize_activation
 from humming.core.formats import ZeroPointSpec
 from humming.errors import InvalidInputError
 
@@ -84,15 +84,15 @@ def quantization_error_bound(w: torch.Tensor, q: QuantizedTensor) -> tuple[torch
     wf = q.format.weight
     elem, spec = wf.dtype, wf.scale
     n, k = q.shape
-    index = cell_index(spec, n, k, q.g_idx, q.data.device)
-    eff = codec.decode(q.scales, spec.dtype, out_dtype=torch.float64).flatten()[index]
+    cmap = CellMap(spec, n, k, q.g_idx, q.data.device)
+    eff = cmap.expand(codec.decode(q.scales, spec.dtype, out_dtype=torch.float64))
     if q.global_scale is not None:
         eff = eff * q.global_scale.to(torch.float64)
     t = w.to(torch.float64) / eff
     if elem.is_int:
         if q.zeros is not None:
             zdtype = elem if wf.zero_point is ZeroPointSpec.INT else spec.dtype
-            t = t + codec.decode(q.zeros, zdtype, out_dtype=torch.float64).flatten()[index]
+            t = t + cmap.expand(codec.decode(q.zeros, zdtype, out_dtype=torch.float64))
         lo, hi = float(elem.int_min), float(elem.int_max)
         beyond = torch.clamp(lo - t, min=0) + torch.clamp(t - hi, min=0)
         clamped = beyond > 0.5
