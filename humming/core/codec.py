@@ -137,7 +137,7 @@ def _special_codes(code: torch.Tensor, overflow: torch.Tensor, nan: torch.Tensor
 
 
 @functools.lru_cache(maxsize=None)
-def _rounding_table(d: DType) -> tuple[torch.Tensor, torch.Tensor]:
+def _rounding_table(d: DType, device: torch.device = torch.device("cpu")) -> tuple[torch.Tensor, torch.Tensor]:
     """(midpoints, up): float32 midpoints[i] between the magnitudes of codes i and i + 1 for every finite code i
     (the last, to the value one step past the largest, where rounding overflows), and whether a tie at midpoint i
     goes up to code i + 1 (ties to even; up for exponent-only types, as _encode_small_float rounds them)."""
@@ -154,17 +154,16 @@ def _rounding_table(d: DType) -> tuple[torch.Tensor, torch.Tensor]:
     if not torch.equal(mids32.to(torch.float64), mids):
         raise InternalError(f"{d}: a rounding midpoint is not a float32")
     up = torch.ones(top + 1, dtype=torch.bool) if m == 0 else (torch.arange(top + 1) % 2 == 1)
-    return mids32, up
+    return mids32.to(device), up.to(device)  # cached per device: one copy, not one a call
 
 
 def _encode_small_float_by_table(x: torch.Tensor, d: DType, saturate: bool) -> torch.Tensor:
     """_encode_small_float's codes for 32-bit (or narrower) input, by a search of the rounding midpoints: the same
-    rounding (each midpoint is a float32, so the comparisons are exact), in float32 and int32, ~4x faster on CPU."""
+    rounding (each midpoint is a float32, so the comparisons are exact), in float32 and int32, several times faster."""
     xf = x.to(torch.float32)
     nan = torch.isnan(xf)
     _check_encodable(xf, nan, d)
-    mids, up = _rounding_table(d)
-    mids, up = mids.to(xf.device), up.to(xf.device)
+    mids, up = _rounding_table(d, xf.device)
     a = xf.abs()
     code = torch.bucketize(a, mids, out_int32=True)  # mids[code - 1] < a <= mids[code]
     inside = code < mids.numel()
@@ -220,13 +219,14 @@ def decode(codes: torch.Tensor, dtype: DType, *, out_dtype: torch.dtype = torch.
         if dtype.signed:
             c = c - (((c >> (dtype.bits - 1)) & 1) << dtype.bits)
         return c.to(out_dtype)
-    return _decoded_codes(dtype, out_dtype).to(c.device)[c]  # a lookup: at most 256 codes
+    return _decoded_codes(dtype, out_dtype, c.device)[c]  # a lookup: at most 256 codes
 
 
 @functools.lru_cache(maxsize=None)
-def _decoded_codes(d: DType, out_dtype: torch.dtype) -> torch.Tensor:
-    """Every code's value, indexed by code: _decode_small_float's float64 values, each cast once to ``out_dtype``."""
-    return _decode_small_float(torch.arange(1 << d.bits, dtype=torch.int64), d).to(out_dtype)
+def _decoded_codes(d: DType, out_dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """Every code's value, indexed by code: _decode_small_float's float64 values, each cast once to ``out_dtype``
+    (cached per device)."""
+    return _decode_small_float(torch.arange(1 << d.bits, dtype=torch.int64), d).to(out_dtype).to(device)
 
 
 def _decode_small_float(c: torch.Tensor, d: DType) -> torch.Tensor:
