@@ -109,7 +109,8 @@ def from_gptq(qweight: torch.Tensor, qzeros: torch.Tensor, scales: torch.Tensor,
     """One GPTQ layer (module docstring) as a QuantizedTensor. ``checkpoint_format`` is the quantization config's
     ("gptq": zero points stored less one; "gptq_v2": as they are). ``g_idx`` in plain group order is dropped (no
     act order); any other makes an act-order format. ``symmetric`` None: signed codes without zero points when every
-    zero point is 2^(bits - 1), else unsigned codes with them; True insists on the first, False keeps zero points.
+    zero point is 2^(bits - 1), else unsigned codes with them; True insists on the first (and reads zero points
+    stored as 2^(bits - 1) under a "gptq" label as the v2 ones they are), False keeps zero points.
     """
     where = "from_gptq"
     if bits not in (2, 3, 4, 8):
@@ -129,17 +130,21 @@ def from_gptq(qweight: torch.Tensor, qzeros: torch.Tensor, scales: torch.Tensor,
                                 f"[{groups}, {n * bits // 32}] "
                                 f"(N={n} columns of {bits} bits in int32 words)")
     data = _words_to_bytes(qweight.T.contiguous())  # [N, K * bits / 8]: already the canonical bit stream
-    zeros = codec.unpack_codes(_words_to_bytes(qzeros), bits, n).T.to(torch.int16)  # [N, groups]
-    if checkpoint_format == "gptq":
-        zeros = zeros + 1
-        if bool((zeros >= 1 << bits).any()):
-            raise InvalidInputError(f"{where}: a stored zero point of {(1 << bits) - 1} is {1 << bits} in the v1 "
-                                    f"('gptq') format, past {bits} bits; if the checkpoint is v2, pass "
-                                    "checkpoint_format='gptq_v2'")
+    stored = codec.unpack_codes(_words_to_bytes(qzeros), bits, n).T.to(torch.int16)  # [N, groups]
     mid = 1 << (bits - 1)
+    if checkpoint_format == "gptq" and symmetric and bool((stored == mid).all()):
+        # A symmetric v1 layer stores mid - 1. mid everywhere is v2's symmetric zero under a v1 label (tools that
+        # write v2 zeros without saying so exist); read as v1 it would shift every weight by one step.
+        checkpoint_format = "gptq_v2"
+    zeros = stored + 1 if checkpoint_format == "gptq" else stored
+    if bool((zeros >= 1 << bits).any()):
+        raise InvalidInputError(f"{where}: a stored zero point of {(1 << bits) - 1} is {1 << bits} in the v1 "
+                                f"('gptq') format, past {bits} bits; if the checkpoint is v2, pass "
+                                "checkpoint_format='gptq_v2'")
     is_symmetric = bool((zeros == mid).all())
     if symmetric and not is_symmetric:
-        raise InvalidInputError(f"{where}: symmetric=True, but the zero points are not all {mid}")
+        raise InvalidInputError(f"{where}: symmetric=True, but the zero points are not all {mid} (stored as "
+                                f"{mid - 1} in v1, {mid} in v2)")
     order = _act_order(g_idx, k, group, where)
     scale = ScaleSpec(Granularity.GROUP, _SCALE_DTYPES[per_n.dtype], group)
     if is_symmetric and symmetric is not False:
@@ -310,7 +315,8 @@ def read_layer(tensors: Mapping[str, torch.Tensor], prefix: str,
     if method == "gptq":
         return from_gptq(get("qweight"), get("qzeros"), get("scales"), get("g_idx", required=False),
                          bits=int(config.get("bits", 4)), group_size=config.get("group_size"),
-                         checkpoint_format=str(config.get("checkpoint_format", "gptq")))
+                         checkpoint_format=str(config.get("checkpoint_format", "gptq")),
+                         symmetric=True if config.get("sym") is True else None)
     if method == "awq":
         version = str(config.get("version", "gemm")).lower()
         if version != "gemm" or int(config.get("bits", 4)) != 4 or not config.get("zero_point", True):

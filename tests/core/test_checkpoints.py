@@ -239,3 +239,24 @@ def test_fp8_and_nvfp4_layers_read_back_to_the_same_weights() -> None:
         checkpoints.from_fp8(b.data, b.scales[:1], block=(128, 128))
     with pytest.raises(InvalidInputError, match="ModelOpt quant_algo='W4A8_AWQ'; readable: 'NVFP4', 'FP8'"):
         checkpoints.read_layer(nv, p, {"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"})
+
+
+def test_a_symmetric_layer_with_v2_zeros_under_a_v1_label_reads_as_v2() -> None:
+    # Some tools write v2 zero points (8 for 4 bits) into checkpoints whose config says "gptq" (v1 stores 7). With
+    # sym=True the reader knows: read as v1, every weight would move one step.
+    q = quantized.quantize(torch.randn(64, 256), "gptq_int4")
+    q = quantized.QuantizedTensor(q.format, q.shape, q.data, q.scales, torch.full_like(q.zeros, 8), None, None)
+    qweight, qzeros = _gptq_tensors(q, 4, v1=False)  # stored 8
+    p = "layer"
+    tensors = {f"{p}.qweight": qweight, f"{p}.qzeros": qzeros, f"{p}.scales": q.scales.T.contiguous()}
+    got = checkpoints.read_layer(tensors, p, {"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True})
+    assert got.format.weight.dtype is dtypes.s4 and torch.equal(quantized.dequantize(got), quantized.dequantize(q))
+    # without sym the v1 label is taken at its word: zero points of 9, kept as such
+    plain = checkpoints.read_layer(tensors, p, {"quant_method": "gptq", "bits": 4, "group_size": 128})
+    assert plain.zeros is not None and int(plain.zeros.min()) == 9
+    _, qzeros_v1 = _gptq_tensors(q, 4, v1=True)  # stored 7: the real v1 symmetric zero
+    tensors[f"{p}.qzeros"] = qzeros_v1
+    got = checkpoints.read_layer(tensors, p, {"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True})
+    assert torch.equal(quantized.dequantize(got), quantized.dequantize(q))
+    with pytest.raises(InvalidInputError, match=r"not all 8 \(stored as 7 in v1, 8 in v2\)"):
+        checkpoints.from_gptq(qweight, torch.zeros_like(qzeros), q.scales.T.contiguous(), bits=4, symmetric=True)
