@@ -234,6 +234,8 @@ def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor]
     from humming.core.checkpoints import read_layer
 
     method = str(quantization_config.get("quant_method", "")).lower()
+    if not method and isinstance(quantization_config.get("quantization"), Mapping):
+        method = "modelopt"  # ModelOpt's own hf_quant_config.json (read_layer reads it the same way)
     marks = _QUANTIZED_MARK.get(method)
     if marks is None:
         read_layer(tensors, "", quantization_config)  # raises, naming the methods it reads

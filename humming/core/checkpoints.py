@@ -305,6 +305,8 @@ def read_layer(tensors: Mapping[str, torch.Tensor], prefix: str,
     where = "read_layer"
     config = dict(quantization_config)
     method = str(config.get("quant_method", "")).lower()
+    if not method and isinstance(config.get("quantization"), Mapping) and "quant_algo" in config["quantization"]:
+        method = "modelopt"  # ModelOpt's own hf_quant_config.json: no quant_method, the algorithm nested
 
     def get(name: str, required: bool = True) -> Any:
         key = f"{prefix}.{name}"
@@ -313,10 +315,14 @@ def read_layer(tensors: Mapping[str, torch.Tensor], prefix: str,
         return tensors.get(key)
 
     if method == "gptq":
+        # GPTQModel writes "format" (its canonical key; "checkpoint_format" is its older alias); neither means v1.
+        layout = str(config.get("format") or config.get("checkpoint_format") or "gptq").lower()
+        if layout not in ("gptq", "gptq_v2"):
+            raise InvalidInputError(f"{where}: a GPTQ checkpoint in the {layout!r} layout; readable: 'gptq' (v1), "
+                                    "'gptq_v2'")
         return from_gptq(get("qweight"), get("qzeros"), get("scales"), get("g_idx", required=False),
                          bits=int(config.get("bits", 4)), group_size=config.get("group_size"),
-                         checkpoint_format=str(config.get("checkpoint_format", "gptq")),
-                         symmetric=True if config.get("sym") is True else None)
+                         checkpoint_format=layout, symmetric=True if config.get("sym") is True else None)
     if method == "awq":
         version = str(config.get("version", "gemm")).lower()
         if version != "gemm" or int(config.get("bits", 4)) != 4 or not config.get("zero_point", True):
@@ -340,10 +346,11 @@ def read_layer(tensors: Mapping[str, torch.Tensor], prefix: str,
                         block=None if block is None else (int(block[0]), int(block[1])))
     if method == "modelopt":
         algo = str(config.get("quant_algo") or (config.get("quantization") or {}).get("quant_algo", "")).upper()
-        if algo == "NVFP4":
+        if algo in ("NVFP4", "W4A16_NVFP4"):
             return from_nvfp4(get("weight"), get("weight_scale"), get("weight_scale_2"))
-        if algo == "FP8":
+        if algo in ("FP8", "FP8_PER_CHANNEL_PER_TOKEN"):  # one weight scale, or one a channel
             return from_fp8(get("weight"), get("weight_scale"))
-        raise InvalidInputError(f"{where}: ModelOpt quant_algo={algo or None!r}; readable: 'NVFP4', 'FP8'")
+        raise InvalidInputError(f"{where}: ModelOpt quant_algo={algo or None!r}; readable: 'NVFP4', 'W4A16_NVFP4', "
+                                "'FP8', 'FP8_PER_CHANNEL_PER_TOKEN'")
     raise InvalidInputError(f"{where}: quant_method={method or None!r}; readable: 'gptq', 'awq', 'compressed-tensors', "
                             "'fp8', 'modelopt' (MXFP4 experts: from_mxfp4 on one expert's blocks and scales)")

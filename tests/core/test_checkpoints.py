@@ -237,7 +237,7 @@ def test_fp8_and_nvfp4_layers_read_back_to_the_same_weights() -> None:
     assert quantized.dequantize(one)[0, :2].tolist() == [1.0, 2.0]
     with pytest.raises(InvalidInputError, match=r"scale has shape \[1, 3\]; blocks of 128 x 128 over 200 x 384 need"):
         checkpoints.from_fp8(b.data, b.scales[:1], block=(128, 128))
-    with pytest.raises(InvalidInputError, match="ModelOpt quant_algo='W4A8_AWQ'; readable: 'NVFP4', 'FP8'"):
+    with pytest.raises(InvalidInputError, match="ModelOpt quant_algo='W4A8_AWQ'; readable: 'NVFP4', 'W4A16_NVFP4', 'FP8'"):
         checkpoints.read_layer(nv, p, {"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"})
 
 
@@ -260,3 +260,22 @@ def test_a_symmetric_layer_with_v2_zeros_under_a_v1_label_reads_as_v2() -> None:
     assert torch.equal(quantized.dequantize(got), quantized.dequantize(q))
     with pytest.raises(InvalidInputError, match=r"not all 8 \(stored as 7 in v1, 8 in v2\)"):
         checkpoints.from_gptq(qweight, torch.zeros_like(qzeros), q.scales.T.contiguous(), bits=4, symmetric=True)
+
+
+def test_the_config_spellings_gptqmodel_and_modelopt_write_are_read() -> None:
+    p = "layer"
+    q = quantized.quantize(torch.randn(64, 256) + 0.2, "gptq_int4")
+    qweight, qzeros = _gptq_tensors(q, 4, v1=False)
+    tensors = {f"{p}.qweight": qweight, f"{p}.qzeros": qzeros, f"{p}.scales": q.scales.T.contiguous()}
+    # GPTQModel's canonical key is "format" ("checkpoint_format" its older alias): v2 zeros read as v2
+    got = checkpoints.read_layer(tensors, p, {"quant_method": "gptq", "bits": 4, "group_size": 128,
+                                              "format": "gptq_v2"})
+    assert torch.equal(quantized.dequantize(got), quantized.dequantize(q))
+    with pytest.raises(InvalidInputError, match="GPTQ checkpoint in the 'marlin' layout; readable: 'gptq' \\(v1\\)"):
+        checkpoints.read_layer(tensors, p, {"quant_method": "gptq", "format": "marlin"})
+    n4 = quantized.quantize(torch.randn(64, 256), "nvfp4_w4a16")
+    nv = {f"{p}.weight": n4.data, f"{p}.weight_scale": n4.scales.view(torch.float8_e4m3fn),
+          f"{p}.weight_scale_2": n4.global_scale.reshape(())}
+    for config in ({"quantization": {"quant_algo": "NVFP4", "group_size": 16}},  # hf_quant_config.json as written
+                   {"quant_method": "modelopt", "quant_algo": "W4A16_NVFP4"}):
+        assert torch.equal(quantized.dequantize(checkpoints.read_layer(nv, p, config)), quantized.dequantize(n4))
