@@ -217,11 +217,6 @@ def quantize_linears(model: nn.Module, fmt: FormatLike, *, activation: DType | s
     return _install(model, made, "quantize_linears", "QuantLinear.from_linear")
 
 
-#: The tensor only a quantized layer of each checkpoint kind stores (read_layer's ``quant_method``).
-_QUANTIZED_MARK = {"gptq": ("qweight",), "awq": ("qweight",), "compressed-tensors": ("weight_packed",),
-                   "fp8": ("weight_scale_inv", "weight_scale"), "modelopt": ("weight_scale",)}
-
-
 def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor], quantization_config: Mapping[str, Any],
                            *, activation: DType | str | None = None, progress: bool | None = None) -> list[str]:
     """Replace each nn.Linear of ``model`` whose weight ``tensors`` hold quantized (``name + ".qweight"``;
@@ -231,17 +226,16 @@ def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor]
     layer is read before any is replaced. Returns the names replaced. ``activation``: the inputs' dtype (default:
     the float layer's, else bf16); ``progress`` as quantize_linears'."""
     from humming.core.build import Progress
-    from humming.core.checkpoints import read_layer
+    from humming.core.checkpoints import quantized_tensor_names, read_layer
 
-    method = str(quantization_config.get("quant_method", "")).lower()
-    if not method and isinstance(quantization_config.get("quantization"), Mapping):
-        method = "modelopt"  # ModelOpt's own hf_quant_config.json (read_layer reads it the same way)
-    marks = _QUANTIZED_MARK.get(method)
-    if marks is None:
-        read_layer(tensors, "", quantization_config)  # raises, naming the methods it reads
-        marks = ()
+    marks = quantized_tensor_names(quantization_config)  # raises for a config no reader takes
     chosen = [(name, layer) for name, layer in model.named_modules()
               if isinstance(layer, nn.Linear) and any(f"{name}.{mark}" in tensors for mark in marks)]
+    if not chosen:
+        linears = [name for name, layer in model.named_modules() if isinstance(layer, nn.Linear)]
+        raise InvalidInputError(f"load_quantized_linears: none of the model's {len(linears)} nn.Linear layers (e.g. "
+                                f"{linears[:2]}) has a quantized weight in the checkpoint (looked for "
+                                f"'<layer>.{marks[0]}'); do the model's module names match the checkpoint's keys?")
     bar = Progress(len(chosen), what=f"{len(chosen)} quantized layers", enabled=progress, doing="reading")
     made: dict[str, QuantLinear] = {}
     try:
@@ -250,10 +244,11 @@ def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor]
             if q.shape != (layer.out_features, layer.in_features):
                 raise InvalidInputError(f"load_quantized_linears: {name} is {layer.out_features} x {layer.in_features} "
                                         f"in the model and {q.shape[0]} x {q.shape[1]} in the checkpoint")
-            bias = tensors.get(f"{name}.bias") if layer.bias is not None else None
-            if layer.bias is not None and bias is None:
-                raise InvalidInputError(f"load_quantized_linears: {name} has a bias in the model and the checkpoint "
-                                        f"has no {name + '.bias'!r}")
+            bias = tensors.get(f"{name}.bias")
+            if (layer.bias is not None) != (bias is not None):
+                raise InvalidInputError(f"load_quantized_linears: {name} has {'a' if layer.bias is not None else 'no'} "
+                                        f"bias in the model and the checkpoint has {'no' if bias is None else 'a'} "
+                                        f"{name + '.bias'!r}")
             made[name] = QuantLinear.from_quantized(q, bias, activation=_activation(activation, layer.weight.dtype))
             bar.step()
     finally:

@@ -91,3 +91,37 @@ def test_load_quantized_linears_leaves_the_layers_an_fp8_checkpoint_keeps_in_flo
                "1.weight": torch.randn(64, 128)}
     assert load_quantized_linears(model, tensors, {"quant_method": "fp8", "weight_block_size": [128, 128]}) == ["0"]
     assert isinstance(model[0], QuantLinear) and isinstance(model[1], nn.Linear)
+
+
+def test_load_quantized_linears_refuses_a_checkpoint_that_matches_nothing_or_a_dropped_bias() -> None:
+    from tests.core.test_checkpoints import _gptq_tensors
+
+    config = {"quant_method": "gptq", "bits": 4, "group_size": 128, "checkpoint_format": "gptq_v2"}
+    q = quantized.quantize(torch.randn(128, 256), "gptq_int4")
+    qweight, qzeros = _gptq_tensors(q, 4, v1=False)
+    with torch.device("meta"):
+        model = nn.Sequential(nn.Linear(256, 128, bias=False))
+    renamed = {"model.0.qweight": qweight, "model.0.qzeros": qzeros, "model.0.scales": q.scales.T.contiguous()}
+    with pytest.raises(InvalidInputError, match=r"none of the model's 1 nn.Linear layers \(e.g. \['0'\]\) has a "
+                                                r"quantized weight .*'<layer>.qweight'"):
+        load_quantized_linears(model, renamed, config)
+    tensors = {k.removeprefix("model."): v for k, v in renamed.items()} | {"0.bias": torch.randn(128)}
+    with pytest.raises(InvalidInputError, match="0 has no bias in the model and the checkpoint has a '0.bias'"):
+        load_quantized_linears(model, tensors, config)
+    with pytest.raises(InvalidInputError, match="compressed-tensors format='float-quantized'"):
+        load_quantized_linears(model, tensors, {"quant_method": "compressed-tensors", "format": "float-quantized",
+                                                "config_groups": {"g": {"weights": {"type": "float"}}}})
+
+
+def test_pack_under_a_meta_default_device_leaves_no_meta_table_behind() -> None:
+    from humming.core import codec
+
+    for cached in (packing._byte_tables, codec._rounding_table, codec._decoded_codes):
+        cached.cache_clear()
+    q = quantized.quantize(torch.randn(128, 256), "mxfp4")
+    x = torch.randn(8)
+    with torch.device("meta"):  # accelerate's init_empty_weights(include_buffers=True) builds models this way
+        inside = packing.pack(q, "bf16")
+        assert codec.encode(x, "e4m3").device.type == "cpu"
+    outside = packing.pack(q, "bf16")
+    assert inside.data.device.type == "cpu" and torch.equal(inside.data, outside.data)

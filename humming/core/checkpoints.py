@@ -25,7 +25,7 @@ The layouts, as their public tools write them:
 
 GPTQ weights whose zero points are all 2^(bits - 1), and compressed-tensors layers without zero points (symmetric
 quantization), come back as signed codes without zero points (``symmetric=None`` decides from the data): the same
-weights, on the kernels' constant-zero path.
+weights, on the kernels' constant-zero path. A result may share memory with the tensors given (pack copies).
 """
 
 from __future__ import annotations
@@ -125,10 +125,12 @@ def from_gptq(qweight: torch.Tensor, qzeros: torch.Tensor, scales: torch.Tensor,
     n, k = qweight.shape[1], qweight.shape[0] * 32 // bits
     per_n, groups = _scales(scales, where, n)
     group = _group_size(k, groups, group_size, where)
-    if tuple(qzeros.shape) != (groups, n * bits // 32) or n * bits % 32:
+    if n * bits % 32:
+        raise InvalidInputError(f"{where}: N={n} zero points of {bits} bits do not fill whole int32 words in qzeros; "
+                                f"GPTQ layers have N a multiple of {32 // math.gcd(bits, 32)}")
+    if tuple(qzeros.shape) != (groups, n * bits // 32):
         raise InvalidInputError(f"{where}: qzeros has shape {list(qzeros.shape)}; expected "
-                                f"[{groups}, {n * bits // 32}] "
-                                f"(N={n} columns of {bits} bits in int32 words)")
+                                f"[{groups}, {n * bits // 32}] (N={n} columns of {bits} bits in int32 words)")
     data = _words_to_bytes(qweight.T.contiguous())  # [N, K * bits / 8]: already the canonical bit stream
     stored = codec.unpack_codes(_words_to_bytes(qzeros), bits, n).T.to(torch.int16)  # [N, groups]
     mid = 1 << (bits - 1)
@@ -185,13 +187,23 @@ def from_compressed_tensors(weight_packed: torch.Tensor, weight_scale: torch.Ten
     zp = weight_zero_point
     if zp is None or (zp.dtype is torch.int8 and not bool(zp.any())):
         return _signed(data, num_bits, (n, k), scale, scales, order)
-    _need(zp, "weight_zero_point", where, torch.int32, 2)
-    if tuple(zp.shape) != (-(-n // per_word), groups):
-        raise InvalidInputError(f"{where}: weight_zero_point has shape {list(zp.shape)}; expected "
-                                f"[{-(-n // per_word)}, {groups}] (N={n} zero points packed {per_word} a word)")
-    zeros = codec.unpack_codes(_words_to_bytes(zp.T.contiguous())[:, : codec.packed_size(n, num_bits)], num_bits, n)
+    if isinstance(zp, torch.Tensor) and zp.dtype is torch.int8 and tuple(zp.shape) == (n, groups):
+        # unpacked signed zero points, as compressed-tensors kept them before it packed them along N
+        lo, hi = -(1 << (num_bits - 1)), (1 << (num_bits - 1)) - 1
+        if int(zp.min()) < lo or int(zp.max()) > hi:
+            raise InvalidInputError(f"{where}: int8 zero points span [{int(zp.min())}, {int(zp.max())}], outside "
+                                    f"{num_bits} bits' signed range [{lo}, {hi}]")
+        zeros = (zp.to(torch.int16) + (1 << (num_bits - 1))).to(torch.uint8)
+    else:
+        _need(zp, "weight_zero_point", where, torch.int32, 2)
+        if tuple(zp.shape) != (-(-n // per_word), groups):
+            raise InvalidInputError(f"{where}: weight_zero_point has shape {list(zp.shape)}; expected int32 "
+                                    f"[{-(-n // per_word)}, {groups}] (N={n} zero points packed {per_word} a word) "
+                                    f"or int8 [{n}, {groups}] (unpacked)")
+        words = _words_to_bytes(zp.T.contiguous())[:, : codec.packed_size(n, num_bits)]
+        zeros = codec.unpack_codes(words, num_bits, n).T
     fmt = WeightFormat(dtypes.DType.parse(f"u{num_bits}"), scale, ZeroPointSpec.INT, act_order=order is not None)
-    return QuantizedTensor(QuantFormat(fmt), (n, k), data, scales, zeros.T.contiguous(), g_idx=order)
+    return QuantizedTensor(QuantFormat(fmt), (n, k), data, scales, zeros.contiguous(), g_idx=order)
 
 
 def _awq_columns(words: torch.Tensor, rows_at_once: int = 2048) -> torch.Tensor:
@@ -256,7 +268,7 @@ def from_fp8(weight: torch.Tensor, scale: torch.Tensor, *, block: tuple[int, int
         spec = ScaleSpec(Granularity.BLOCK, dtypes.f32, block=(bn, bk))
     elif s.numel() == 1:
         s, spec = s.reshape(1, 1), ScaleSpec(Granularity.TENSOR, dtypes.f32)
-    elif s.numel() == n:
+    elif tuple(s.shape) in ((n,), (n, 1)):  # the shape, not the count: a block grid can hold n values too
         s, spec = s.reshape(n, 1), ScaleSpec(Granularity.CHANNEL, dtypes.f32)
     else:
         raise InvalidInputError(f"{where}: scale has shape {list(s.shape)}; expected one value, [{n}, 1], or per-block "
@@ -295,18 +307,69 @@ def from_mxfp4(blocks: torch.Tensor, scales: torch.Tensor) -> QuantizedTensor:
     return QuantizedTensor(preset("mxfp4"), (n, k), data.contiguous(), scales.contiguous())
 
 
-def read_layer(tensors: Mapping[str, torch.Tensor], prefix: str,
-               quantization_config: Mapping[str, Any]) -> QuantizedTensor:
-    """The QuantizedTensor of linear layer ``prefix`` (e.g. "model.layers.0.mlp.down_proj") from a checkpoint's
-    tensors (a state dict, or safetensors' tensors by name) and its Hugging Face ``quantization_config``, by its
-    ``quant_method``: "gptq" (bits, group_size, checkpoint_format), "awq" (GEMM version), "compressed-tensors"
-    (the "pack-quantized" format with one int weight scheme), "fp8" (weight_block_size) or "modelopt" (quant_algo
-    NVFP4 or FP8). The layer's bias, if any, is ``prefix + ".bias"``."""
-    where = "read_layer"
+def _reading(quantization_config: Mapping[str, Any], where: str) -> tuple[str, dict[str, Any]]:
+    """(quant_method, the reader's settings) of a Hugging Face quantization_config, or InvalidInputError naming
+    what no reader here takes."""
     config = dict(quantization_config)
     method = str(config.get("quant_method", "")).lower()
     if not method and isinstance(config.get("quantization"), Mapping) and "quant_algo" in config["quantization"]:
         method = "modelopt"  # ModelOpt's own hf_quant_config.json: no quant_method, the algorithm nested
+    if method == "gptq":
+        # GPTQModel writes "format" (its canonical key; "checkpoint_format" is its older alias); neither means v1.
+        layout = str(config.get("format") or config.get("checkpoint_format") or "gptq").lower()
+        if layout not in ("gptq", "gptq_v2"):
+            raise InvalidInputError(f"{where}: a GPTQ checkpoint in the {layout!r} layout; readable: 'gptq' (v1), "
+                                    "'gptq_v2'")
+        return method, {"bits": int(config.get("bits", 4)), "group_size": config.get("group_size"),
+                        "checkpoint_format": layout, "symmetric": True if config.get("sym") is True else None}
+    if method == "awq":
+        version = str(config.get("version", "gemm")).lower()
+        if version != "gemm" or int(config.get("bits", 4)) != 4 or not config.get("zero_point", True):
+            raise InvalidInputError(f"{where}: AWQ version={version!r}, bits={config.get('bits')}, zero_point="
+                                    f"{config.get('zero_point')}; readable: the 4-bit GEMM version with zero points")
+        return method, {"group_size": config.get("group_size")}
+    if method == "compressed-tensors":
+        schemes = [group.get("weights") or {} for group in (config.get("config_groups") or {}).values()]
+        fmt = str(config.get("format", ""))
+        if fmt != "pack-quantized" or len(schemes) != 1 or schemes[0].get("type") != "int":
+            raise InvalidInputError(f"{where}: compressed-tensors format={fmt!r} with {len(schemes)} weight schemes; "
+                                    "readable: 'pack-quantized' with one int weight scheme")
+        return method, {"num_bits": int(schemes[0].get("num_bits", 4)),
+                        "symmetric": bool(schemes[0].get("symmetric", True))}
+    if method == "fp8":
+        block = config.get("weight_block_size")
+        return method, {"block": None if block is None else (int(block[0]), int(block[1]))}
+    if method == "modelopt":
+        algo = str(config.get("quant_algo") or (config.get("quantization") or {}).get("quant_algo", "")).upper()
+        if algo not in ("NVFP4", "W4A16_NVFP4", "FP8", "FP8_PER_CHANNEL_PER_TOKEN"):
+            raise InvalidInputError(f"{where}: ModelOpt quant_algo={algo or None!r}; readable: 'NVFP4', "
+                                    "'W4A16_NVFP4', 'FP8', 'FP8_PER_CHANNEL_PER_TOKEN'")
+        return method, {"nvfp4": "NVFP4" in algo}
+    raise InvalidInputError(f"{where}: quant_method={method or None!r}; readable: 'gptq', 'awq', 'compressed-tensors', "
+                            "'fp8', 'modelopt' (MXFP4 experts: from_mxfp4 on one expert's blocks and scales)")
+
+
+#: The tensor only a quantized layer of each kind stores, after the layer's name and a dot.
+_QUANTIZED_MARKS = {"gptq": ("qweight",), "awq": ("qweight",), "compressed-tensors": ("weight_packed",),
+                    "fp8": ("weight_scale_inv", "weight_scale"), "modelopt": ("weight_scale",)}
+
+
+def quantized_tensor_names(quantization_config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The tensor names (after "<layer>.") that mark a layer as quantized in checkpoints of this config; raises,
+    naming what is readable, for a config no reader here takes."""
+    return _QUANTIZED_MARKS[_reading(quantization_config, "quantized_tensor_names")[0]]
+
+
+def read_layer(tensors: Mapping[str, torch.Tensor], prefix: str,
+               quantization_config: Mapping[str, Any]) -> QuantizedTensor:
+    """The QuantizedTensor of linear layer ``prefix`` (e.g. "model.layers.0.mlp.down_proj") from a checkpoint's
+    tensors (a state dict, or safetensors' tensors by name) and its Hugging Face ``quantization_config``, by its
+    ``quant_method``: "gptq" (bits, group_size, format / checkpoint_format, sym), "awq" (GEMM version),
+    "compressed-tensors" (the "pack-quantized" format with one int weight scheme), "fp8" (weight_block_size;
+    128 x 128 where the scales have that grid and the config says none, as transformers defaults) or "modelopt"
+    (quant_algo NVFP4 or FP8). The layer's bias, if any, is ``prefix + ".bias"``."""
+    where = "read_layer"
+    method, settings = _reading(quantization_config, where)
 
     def get(name: str, required: bool = True) -> Any:
         key = f"{prefix}.{name}"
@@ -315,42 +378,23 @@ def read_layer(tensors: Mapping[str, torch.Tensor], prefix: str,
         return tensors.get(key)
 
     if method == "gptq":
-        # GPTQModel writes "format" (its canonical key; "checkpoint_format" is its older alias); neither means v1.
-        layout = str(config.get("format") or config.get("checkpoint_format") or "gptq").lower()
-        if layout not in ("gptq", "gptq_v2"):
-            raise InvalidInputError(f"{where}: a GPTQ checkpoint in the {layout!r} layout; readable: 'gptq' (v1), "
-                                    "'gptq_v2'")
-        return from_gptq(get("qweight"), get("qzeros"), get("scales"), get("g_idx", required=False),
-                         bits=int(config.get("bits", 4)), group_size=config.get("group_size"),
-                         checkpoint_format=layout, symmetric=True if config.get("sym") is True else None)
+        return from_gptq(get("qweight"), get("qzeros"), get("scales"), get("g_idx", required=False), **settings)
     if method == "awq":
-        version = str(config.get("version", "gemm")).lower()
-        if version != "gemm" or int(config.get("bits", 4)) != 4 or not config.get("zero_point", True):
-            raise InvalidInputError(f"{where}: AWQ version={version!r}, bits={config.get('bits')}, zero_point="
-                                    f"{config.get('zero_point')}; readable: the 4-bit GEMM version with zero points")
-        return from_awq(get("qweight"), get("qzeros"), get("scales"), group_size=config.get("group_size"))
+        return from_awq(get("qweight"), get("qzeros"), get("scales"), **settings)
     if method == "compressed-tensors":
-        schemes = [group.get("weights") or {} for group in (config.get("config_groups") or {}).values()]
-        fmt = str(config.get("format", ""))
-        if fmt != "pack-quantized" or len(schemes) != 1 or schemes[0].get("type") != "int":
-            raise InvalidInputError(f"{where}: compressed-tensors format={fmt!r} with {len(schemes)} weight schemes; "
-                                    "readable: 'pack-quantized' with one int weight scheme")
         return from_compressed_tensors(get("weight_packed"), get("weight_scale"),
-                                       get("weight_zero_point", required=not schemes[0].get("symmetric", True)),
-                                       get("weight_g_idx", required=False), num_bits=int(schemes[0]["num_bits"]),
+                                       get("weight_zero_point", required=not settings["symmetric"]),
+                                       get("weight_g_idx", required=False), num_bits=settings["num_bits"],
                                        weight_shape=get("weight_shape", required=False))
     if method == "fp8":
-        block = config.get("weight_block_size")
-        scale = get("weight_scale_inv", required=False)
-        return from_fp8(get("weight"), scale if scale is not None else get("weight_scale"),
-                        block=None if block is None else (int(block[0]), int(block[1])))
-    if method == "modelopt":
-        algo = str(config.get("quant_algo") or (config.get("quantization") or {}).get("quant_algo", "")).upper()
-        if algo in ("NVFP4", "W4A16_NVFP4"):
-            return from_nvfp4(get("weight"), get("weight_scale"), get("weight_scale_2"))
-        if algo in ("FP8", "FP8_PER_CHANNEL_PER_TOKEN"):  # one weight scale, or one a channel
-            return from_fp8(get("weight"), get("weight_scale"))
-        raise InvalidInputError(f"{where}: ModelOpt quant_algo={algo or None!r}; readable: 'NVFP4', 'W4A16_NVFP4', "
-                                "'FP8', 'FP8_PER_CHANNEL_PER_TOKEN'")
-    raise InvalidInputError(f"{where}: quant_method={method or None!r}; readable: 'gptq', 'awq', 'compressed-tensors', "
-                            "'fp8', 'modelopt' (MXFP4 experts: from_mxfp4 on one expert's blocks and scales)")
+        weight, scale = get("weight"), get("weight_scale_inv", required=False)
+        scale = scale if scale is not None else get("weight_scale")
+        block = settings["block"]
+        if block is None and isinstance(weight, torch.Tensor) and isinstance(scale, torch.Tensor) and scale.dim() == 2:
+            n, k = weight.shape[-2], weight.shape[-1]
+            if tuple(scale.shape) == (-(-n // 128), -(-k // 128)) and tuple(scale.shape) != (n, 1):
+                block = (128, 128)
+        return from_fp8(weight, scale, block=block)
+    if settings["nvfp4"]:
+        return from_nvfp4(get("weight"), get("weight_scale"), get("weight_scale_2"))
+    return from_fp8(get("weight"), get("weight_scale"))

@@ -143,7 +143,7 @@ def _rounding_table(d: DType, device: torch.device = torch.device("cpu")) -> tup
     goes up to code i + 1 (ties to even; up for exponent-only types, as _encode_small_float rounds them)."""
     m, _, _ = _layout(d)
     top = _max_code(d)
-    values = decode(torch.arange(top + 1, dtype=torch.int64).to(torch.uint8), d, out_dtype=torch.float64)
+    values = decode(torch.arange(top + 1, dtype=torch.int64, device="cpu").to(torch.uint8), d, out_dtype=torch.float64)
     _, ex = torch.frexp(values[-1:])
     step = 2.0 ** (int(ex) - 1 - m)  # the spacing of the largest value's binade
     grid = torch.cat([values, values[-1:] + step])
@@ -153,7 +153,7 @@ def _rounding_table(d: DType, device: torch.device = torch.device("cpu")) -> tup
     mids32 = mids.to(torch.float32)
     if not torch.equal(mids32.to(torch.float64), mids):
         raise InternalError(f"{d}: a rounding midpoint is not a float32")
-    up = torch.ones(top + 1, dtype=torch.bool) if m == 0 else (torch.arange(top + 1) % 2 == 1)
+    up = torch.ones(top + 1, dtype=torch.bool, device="cpu") if m == 0 else torch.arange(top + 1, device="cpu") % 2 == 1
     return mids32.to(device), up.to(device)  # cached per device: one copy, not one a call
 
 
@@ -226,7 +226,8 @@ def decode(codes: torch.Tensor, dtype: DType, *, out_dtype: torch.dtype = torch.
 def _decoded_codes(d: DType, out_dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     """Every code's value, indexed by code: _decode_small_float's float64 values, each cast once to ``out_dtype``
     (cached per device)."""
-    return _decode_small_float(torch.arange(1 << d.bits, dtype=torch.int64), d).to(out_dtype).to(device)
+    codes = torch.arange(1 << d.bits, dtype=torch.int64, device="cpu")  # not the ambient default device
+    return _decode_small_float(codes, d).to(out_dtype).to(device)
 
 
 def _decode_small_float(c: torch.Tensor, d: DType) -> torch.Tensor:
@@ -256,7 +257,7 @@ def representable_values(dtype: DType) -> torch.Tensor:
     dtype = DType.parse(dtype)
     if storage_dtype(dtype) is not torch.uint8:
         raise InvalidInputError(f"representable_values lists dtypes of up to 8 bits, not {dtype}")
-    return decode(torch.arange(1 << dtype.bits, dtype=torch.int64).to(torch.uint8), dtype, out_dtype=torch.float64)
+    return decode(torch.arange(1 << dtype.bits, dtype=torch.int64, device="cpu").to(torch.uint8), dtype, out_dtype=torch.float64)
 
 
 def packed_size(count: int, bits: int) -> int:
@@ -308,7 +309,8 @@ def unpack_codes(data: torch.Tensor, bits: int, count: int) -> torch.Tensor:
     *lead, nbytes = data.shape
     if 8 % bits == 0:  # whole codes a byte (pack_codes' fast form)
         at = torch.arange(0, 8, bits, device=data.device, dtype=torch.uint8)
-        return ((data.unsqueeze(-1) >> at) & ((1 << bits) - 1)).reshape(*lead, nbytes * (8 // bits))[..., :count]
+        codes = ((data.unsqueeze(-1) >> at) & ((1 << bits) - 1)).reshape(*lead, nbytes * (8 // bits))
+        return codes if codes.shape[-1] == count else codes[..., :count].contiguous()
     shifts = torch.arange(8, device=data.device, dtype=torch.uint8)
     stream = ((data.unsqueeze(-1) >> shifts) & 1).reshape(*lead, nbytes * 8)[..., : count * bits]
     weights = torch.arange(bits, device=data.device, dtype=torch.uint8)

@@ -176,8 +176,8 @@ def code_swizzle(elem: DType, activation: DType) -> tuple[int, ...] | None:
 def _byte_tables(perm: tuple[int, ...], inverse: bool) -> torch.Tensor:
     """int64 [4, 256]: row j, column v: where the bits of value v in byte j of a word go under the permutation."""
     moves = [(d, c) if inverse else (c, d) for c, d in enumerate(perm)]
-    table = torch.zeros(4, 256, dtype=torch.int64)
-    v = torch.arange(256, dtype=torch.int64)
+    table = torch.zeros(4, 256, dtype=torch.int64, device="cpu")  # not the ambient default device (meta, say)
+    v = torch.arange(256, dtype=torch.int64, device="cpu")
     for src, dst in moves:
         table[src // 8] |= ((v >> (src % 8)) & 1) << dst
     return table

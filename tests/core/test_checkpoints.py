@@ -279,3 +279,24 @@ def test_the_config_spellings_gptqmodel_and_modelopt_write_are_read() -> None:
     for config in ({"quantization": {"quant_algo": "NVFP4", "group_size": 16}},  # hf_quant_config.json as written
                    {"quant_method": "modelopt", "quant_algo": "W4A16_NVFP4"}):
         assert torch.equal(quantized.dequantize(checkpoints.read_layer(nv, p, config)), quantized.dequantize(n4))
+
+
+def test_review_findings_on_fp8_shapes_unpacked_zero_points_and_n() -> None:
+    # a block grid holding N values is not per-channel scales; without weight_block_size, a 128 x 128 grid of scales
+    # is read as blocks (transformers' default) rather than refused or misread
+    b = quantized.quantize(torch.randn(256, 16384), "fp8_block")  # scales [2, 128]: 256 values, N = 256
+    with pytest.raises(InvalidInputError, match=r"scale has shape \[2, 128\]; expected one value, \[256, 1\]"):
+        checkpoints.from_fp8(b.data, b.scales)
+    tensors = {"l.weight": b.data.view(torch.float8_e4m3fn), "l.weight_scale_inv": b.scales}
+    got = checkpoints.read_layer(tensors, "l", {"quant_method": "fp8"})
+    assert got.format.weight == b.format.weight and torch.equal(quantized.dequantize(got), quantized.dequantize(b))
+    # compressed-tensors' older unpacked int8 zero points (signed), beside the packed int32 ones
+    q = quantized.quantize(torch.randn(64, 256) + 0.2, "awq_int4")
+    packed = _ct_words(q.codes(), 4)
+    older = checkpoints.from_compressed_tensors(packed, q.scales, (q.zeros.to(torch.int16) - 8).to(torch.int8))
+    newer = checkpoints.from_compressed_tensors(packed, q.scales, _ct_words(q.zeros.T, 4).T.contiguous())
+    assert torch.equal(quantized.dequantize(older), quantized.dequantize(q))
+    assert torch.equal(quantized.dequantize(newer), quantized.dequantize(q))
+    with pytest.raises(InvalidInputError, match=r"N=48 zero points of 3 bits do not fill whole int32 words"):
+        checkpoints.from_gptq(torch.zeros(3, 48, dtype=torch.int32), torch.zeros(1, 4, dtype=torch.int32),
+                              torch.ones(1, 48, dtype=torch.float16), bits=3)
