@@ -1,9 +1,15 @@
 """Group scales kept inside the range a kernel's activation dtype holds, by a power of two moved into the global scale.
 
 A kernel that multiplies scales into its operands (not into its f32 sums) turns each scale into the activation dtype
-(f16 or bf16) first. bf16 / f32 scales of a tiny or huge layer, and ue8m0 codes, can leave f16's range there: they
-would be read as zeros, subnormals or inf with no error. pack stores them times 2^-e instead and puts 2^e into the
-global scale, which every epilogue applies in f32 (exact: a power of two).
+(f16 or bf16) first, and each weight it dequantises is an element times that scale, in that dtype. bf16 / f32 scales
+of a tiny or huge layer, and ue8m0 codes, can leave f16's range there: they would be read as zeros, subnormals or inf
+with no error. pack stores them times 2^-e instead and puts 2^e into the global scale, which every epilogue applies
+in f32 (exact: a power of two).
+
+The shift e keeps every scale normal and the largest element times the largest scale finite (the scale as the kernel
+holds it, rounded to the activation dtype). Where no shift does both, the largest products are kept finite provided
+each output channel's largest scale stays normal: the smaller scales of a channel then lose bits as any f16
+arithmetic of them would, and a channel is never lost whole. Beyond that, pack refuses.
 """
 
 from __future__ import annotations
@@ -23,30 +29,41 @@ def largest_element(element: DType) -> float:
     return float(values[torch.isfinite(values)].abs().max())
 
 
-def _shifts(lo: float, hi: float, activation: DType, element: DType) -> tuple[int, int]:
-    """(least, most): the e with lo x 2^-e normal and the largest element x hi x 2^-e finite in ``activation``."""
-    most = math.floor(math.log2(lo / activation.smallest_normal))
-    least = math.ceil(math.log2(hi * largest_element(element) / activation.max_finite))
-    return least, most
+def _shift(lo: float, hi: float, weakest: float, activation: DType, element: DType, *, rounded: bool,
+           exact_as_stored: bool) -> int | None:
+    """The shift for nonzero scale magnitudes lo .. hi whose channels' largest are at least ``weakest``, or None.
 
-
-def _chosen(lo: float, hi: float, least: int, most: int) -> int:
-    """0 where it fits (least <= 0 <= most), else the shift that centres [lo, hi] on 1, held inside [least, most]."""
+    ``rounded``: the scales are rounded into the activation dtype (bf16 / f32 scales under f16), which can raise the
+    largest by half an ulp. ``exact_as_stored``: they are of the activation dtype already, so subnormals are exact
+    and e = 0 needs no normal range.
+    """
+    grow = 1 + 2.0 ** -(activation.mantissa_bits + 1) if rounded else 1.0
+    most = math.floor(math.log2(lo / activation.smallest_normal))  # lo x 2^-e stays normal
+    least = math.ceil(math.log2(hi * grow * largest_element(element) / activation.max_finite))  # products finite
     if least <= 0 <= most:
         return 0
-    return min(max(round((math.log2(lo) + math.log2(hi)) / 2), least), most)
+    if least <= most:  # centre [lo, hi] on 1, as far as the bounds allow
+        return min(max(round((math.log2(lo) + math.log2(hi)) / 2), least), most)
+    if exact_as_stored and least <= 0:
+        return 0  # nothing overflows; the smallest stay the subnormals they are
+    if weakest * 2.0 ** -least >= activation.smallest_normal:
+        return least  # the largest at the top of the range; each channel's largest stays normal
+    return None
+
+
+def _refuse(what: str, activation: DType, element: DType) -> InvalidInputError:
+    return InvalidInputError(f"pack: the weight's {what}: wider than {activation} holds with {element} elements (up "
+                             f"to {largest_element(element):g}; {activation}'s normal range "
+                             f"{activation.smallest_normal:.3g} .. {activation.max_finite:.3g}) at any power-of-two "
+                             "offset, even leaving each channel only its largest scale; pack it for bf16 activations, "
+                             "or quantize it with a scale per channel or smaller groups")
 
 
 def fit_scales(scales: torch.Tensor, activation: DType, source: DType, element: DType) -> int:
-    """The power of two e such that scales x 2^-e lie in the activation dtype's normal range, and the largest
-    ``element`` times the largest of them stays finite there: 0 where that holds already (nearly always), else the
-    shift that centres their range on 1, as far as it fits. The factor is exact, and the kernel's epilogue takes 2^e
-    with the global scale, so an f16 kernel keeps every bit bf16 or f32 scales of a tiny or huge layer have instead
-    of storing zeros, subnormals or inf. Zero scales stay zero. Scales already of the activation dtype (``source``)
-    are exact as stored, subnormals included: too wide a range keeps them as they are (e = 0).
+    """The power of two e for 16-bit / f32 group scales [N, groups] of ``source`` dtype stored for ``activation``
+    (module docstring): 0 where they fit already (nearly always). Zero scales stay zero.
 
-    :raises InvalidInputError: a scale that is not finite, or scales of another dtype whose range is wider than the
-        activation dtype holds with these elements at any power-of-two offset.
+    :raises InvalidInputError: a scale that is not finite, or a range no shift holds (module docstring).
     """
     a = scales.abs()
     if not bool(torch.isfinite(a).all()):
@@ -56,54 +73,47 @@ def fit_scales(scales: torch.Tensor, activation: DType, source: DType, element: 
     if nonzero.numel() == 0:
         return 0
     lo, hi = float(nonzero.min()), float(nonzero.max())
-    least, most = _shifts(lo, hi, activation, element)
-    if least <= most:
-        return _chosen(lo, hi, least, most)
-    if source is activation:
-        return 0
-    raise InvalidInputError(f"pack: the weight's scales span {lo:.3g} .. {hi:.3g}, wider than {activation}'s normal "
-                            f"range ({activation.smallest_normal:.3g} .. {activation.max_finite:.3g}, with "
-                            f"{element} elements up to {largest_element(element):g}) at any power-of-two offset; "
-                            "pack it for bf16 activations, or quantize it with a scale per channel or smaller groups")
+    channel_max = a.reshape(a.shape[0], -1).amax(dim=1)
+    weakest = float(channel_max[channel_max > 0].min())
+    same = source is activation
+    e = _shift(lo, hi, weakest, activation, element, rounded=not same, exact_as_stored=same)
+    if e is None:
+        raise _refuse(f"scales span {lo:.3g} .. {hi:.3g} and some channel's largest is {weakest:.3g}", activation,
+                      element)
+    return e
 
 
 def fit_scale_codes(codes: torch.Tensor, decoded: torch.Tensor, activation: DType, source: DType,
                     element: DType) -> int:
-    """For ue8m0 scale codes [N, groups] (powers of two 2^(code-127)), the e such that codes - e keep the weights a
-    kernel dequantises into the activation dtype in range: each scale inside its normal range, and the largest
-    element times the largest scale finite. 0 where that holds already (MXFP4 / MXINT4 of any usual layer), else
-    chosen as fit_scales chooses. Kernels that scale the operands (not the f32 sums) turn a code into an
-    activation-dtype scale, so an f16 kernel would otherwise read scales past 2^15 as inf and under 2^-24 as 0.
+    """For ue8m0 scale codes [N, groups] (powers of two 2^(code-127)), the e to take off the codes (module
+    docstring): 0 where they fit already (MXFP4 / MXINT4 of any usual layer). Code 0 (2^-127, an all-zero block's
+    scale) is 0 in every kernel, is kept as it is and bounds nothing. e4m3 / ue4m3 codes are not shifted: their
+    scales are normal in f16 and bf16, and a product of element and scale past the activation dtype is refused.
 
-    Where no shift holds every scale, the largest is put at the top of the range provided each output channel's
-    largest scale stays inside it: a block whose scale is then under the range is more than 2^27 (f16, e2m1) under
-    another block of its own channel, so losing it is far inside the tolerance of that channel's outputs. Code 0
-    (2^-127, an all-zero block's scale) is 0 in every kernel, is kept as it is and bounds nothing. e4m3 / ue4m3
-    codes fit f16 and bf16 as they are (0).
-
-    :raises InvalidInputError: a code that is not finite (ue8m0's NaN, e4m3's), or a channel whose largest scale
-        cannot be kept in range with the layer's largest.
+    :raises InvalidInputError: a code that is not finite (ue8m0's NaN, e4m3's), a range no shift holds, or e4m3 /
+        ue4m3 scales whose products with the largest element overflow the activation dtype.
     """
     if not bool(torch.isfinite(decoded).all()):
         raise InvalidInputError(f"pack: the weight's {source} scales hold {int((~torch.isfinite(decoded)).sum())} "
                                 "NaN codes; every output they touch would be NaN")
     if source is not dtypes.ue8m0:
+        hi = float(decoded.abs().max()) if decoded.numel() else 0.0
+        if hi * largest_element(element) > activation.max_finite:
+            raise InvalidInputError(f"pack: the weight's {source} scales reach {hi:g}, and {element} elements up to "
+                                    f"{largest_element(element):g} times them pass {activation}'s largest value "
+                                    f"({activation.max_finite:g}); pack it for bf16 activations")
         return 0
     used = codes[codes > 0]
     if used.numel() == 0:
         return 0
     lo, hi = int(used.min()) - 127, int(used.max()) - 127
-    least, most = _shifts(2.0**lo, 2.0**hi, activation, element)
-    if least <= most:
-        return _chosen(2.0**lo, 2.0**hi, least, most)
-    channel_max = codes.max(dim=1).values
-    weakest = int(channel_max[channel_max > 0].min()) - 127  # the smallest of the channels' largest scales
-    if least > weakest - math.ceil(math.log2(activation.smallest_normal)):
-        raise InvalidInputError(f"pack: the weight's ue8m0 scales span 2^{lo} .. 2^{hi}, and some channel's largest is "
-                                f"2^{weakest}: wider than {activation} holds with {element} elements (up to "
-                                f"{largest_element(element):g}) at any power-of-two offset; pack it for bf16 "
-                                "activations")
-    return least
+    channel_max = codes.reshape(codes.shape[0], -1).amax(dim=1)
+    weakest = int(channel_max[channel_max > 0].min()) - 127
+    e = _shift(2.0**lo, 2.0**hi, 2.0**weakest, activation, element, rounded=False, exact_as_stored=False)
+    if e is None:
+        raise _refuse(f"ue8m0 scales span 2^{lo} .. 2^{hi} and some channel's largest is 2^{weakest}", activation,
+                      element)
+    return e
 
 
 def shift_codes(codes: torch.Tensor, e: int) -> torch.Tensor:

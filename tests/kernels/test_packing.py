@@ -226,7 +226,8 @@ def test_scales_too_wide_for_f16_or_not_finite_are_refused() -> None:
     rows = torch.ones(64, 1)
     rows[0], rows[1] = 1e-8, 1e6  # 2^-27 .. 2^20 of scale: wider than f16's 2^-14 .. 2^16 at any offset
     q = quantized.quantize(torch.randn(64, 256) * rows, _s4("f32"))
-    with pytest.raises(InvalidInputError, match=r"span .* wider than f16's normal range[\s\S]*bf16 activations"):
+    with pytest.raises(InvalidInputError,
+                       match=r"span .* and some channel's largest is .*: wider than f16 holds[\s\S]*bf16 activations"):
         packing.pack(q, dtypes.f16)
     assert packing.pack(q, dtypes.bf16).scale_shift == 0
     # f16 scales under f16 activations are stored exactly whatever their range (subnormals included): kept as they
@@ -307,7 +308,7 @@ def test_ue8m0_codes_too_wide_for_f16_keep_each_channels_largest_or_are_refused(
     rows = torch.ones(64, 1)
     rows[0], rows[1] = 1e-9, 1e3  # channel maxima 2^-32 .. 2^8: wider than f16 holds around e2m1's 6
     q = quantized.quantize(torch.randn(64, 256) * rows, "mxfp4")
-    with pytest.raises(InvalidInputError, match=r"ue8m0 scales span 2\^-\d+ \.\. 2\^\d+, and some channel's largest is "
+    with pytest.raises(InvalidInputError, match=r"ue8m0 scales span 2\^-\d+ \.\. 2\^\d+ and some channel's largest is "
                                                 r"2\^-\d+: wider than f16[\s\S]*bf16"):
         packing.pack(q, dtypes.f16)
     assert packing.pack(q, dtypes.bf16).scale_shift == 0
@@ -344,7 +345,7 @@ def test_a_shifted_scale_range_keeps_the_largest_element_finite() -> None:
     assert bool(((w.double() - want).abs() <= 2.0**-10 * want.abs().amax(dim=1, keepdim=True)).all())
     wider = rows.clone()
     wider[0] = 448 * 2.0**-40  # 2^-40 .. 2^-10: no offset holds both ends with e4m3 elements
-    with pytest.raises(InvalidInputError, match=r"wider than f16's normal range .*e4m3 elements up to 448"):
+    with pytest.raises(InvalidInputError, match=r"wider than f16 holds with e4m3 elements \(up to 448"):
         packing.pack(quantized.quantize(torch.randn(64, 256).clamp(-1, 1) * wider, q.format), dtypes.f16)
 
 
@@ -378,3 +379,33 @@ def test_cuda_packs_exactly_as_cpu() -> None:
             for part in ("data", "scales", "zeros", "chscale", "gscale", "perm"):
                 a, b = getattr(cpu, part), getattr(gpu, part)
                 assert (a is None and b is None) or torch.equal(b.cpu(), a), (name, str(act), part)
+
+
+def test_products_stay_finite_after_rounding_and_for_scales_already_of_the_activation_dtype() -> None:
+    # f32 scale 146.2 rounds to f16 146.25, and e4m3's 448 x 146.25 = 65520 is inf in f16: the bound is taken on
+    # the rounded scale
+    w = torch.full((64, 256), 1.0)
+    w[:, ::32] = 146.2 * 448
+    q = quantized.quantize(w, QuantFormat(_wf("e4m3", sdt="f32", group=32)))
+    p = packing.pack(q, dtypes.f16)
+    stored = packing.unpermute_columns(p.scales)[:8, :64].half()
+    assert bool(torch.isfinite(stored * torch.tensor(448.0, dtype=torch.float16)).all()) and p.scale_shift > 0
+    # f16 scales under f16 were kept as stored even where 15 x scale overflows (u4 with zero points): now shifted
+    rows = torch.ones(64, 1)
+    rows[0] = 2e-4
+    big = quantized.quantize(torch.randn(64, 256) * 12000 * rows + 3000, QuantFormat(_wf("u4", sdt="f16", zp="int")))
+    assert float(big.scales.float().max()) * 15 > 65504
+    shifted = packing.pack(big, dtypes.f16)
+    stored = packing.unpermute_columns(shifted.scales)[:2, :64].half()
+    assert shifted.scale_shift > 0 and bool(torch.isfinite(stored * torch.tensor(15.0, dtype=torch.float16)).all())
+    assert torch.equal(packing.unpack(shifted, big.format).scales, big.scales)
+
+
+def test_e4m3_scales_whose_products_pass_f16_are_refused_under_f16_only() -> None:
+    fmt = QuantFormat(_wf("e4m3", sdt="e4m3", group=32))
+    q = quantized.quantize(torch.randn(64, 256) * 3e4, fmt)  # weights past f16's range: scales ~ 270, x 448 > 65504
+    with pytest.raises(InvalidInputError, match=r"e4m3 scales reach .*e4m3 elements up to 448 times them pass f16"):
+        packing.pack(q, dtypes.f16)
+    assert packing.pack(q, dtypes.bf16).scale_shift == 0
+    small = quantized.quantize(torch.randn(64, 256), fmt)
+    assert packing.pack(small, dtypes.f16).scale_shift == 0
