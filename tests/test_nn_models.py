@@ -54,15 +54,14 @@ def test_the_progress_line_says_what_it_does() -> None:
 
 def test_load_quantized_linears_replaces_the_layers_a_checkpoint_holds_quantized() -> None:
     from humming.core import checkpoints
-    from tests.core.test_checkpoints import _gptq_tensors
+    from tests.core.test_checkpoints import _gptq_checkpoint
 
     with torch.device("meta"):
         model = nn.Sequential(nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 64))
     q = quantized.quantize(torch.randn(128, 256), "gptq_int4")
-    qweight, qzeros = _gptq_tensors(q, 4, v1=False)
     bias = torch.randn(128)
-    tensors = {"0.qweight": qweight, "0.qzeros": qzeros, "0.scales": q.scales.T.contiguous(), "0.bias": bias,
-               "2.weight": torch.randn(64, 128), "2.bias": torch.randn(64)}  # layer 2 stays float
+    tensors = _gptq_checkpoint(q, "0", v1=False) | {"0.bias": bias, "2.weight": torch.randn(64, 128),
+                                                    "2.bias": torch.randn(64)}  # layer 2 stays float
     config = {"quant_method": "gptq", "bits": 4, "group_size": 128, "checkpoint_format": "gptq_v2"}
     assert load_quantized_linears(model, tensors, config, activation="f16") == ["0"]
     layer = model[0]
@@ -94,14 +93,13 @@ def test_load_quantized_linears_leaves_the_layers_an_fp8_checkpoint_keeps_in_flo
 
 
 def test_load_quantized_linears_refuses_a_checkpoint_that_matches_nothing_or_a_dropped_bias() -> None:
-    from tests.core.test_checkpoints import _gptq_tensors
+    from tests.core.test_checkpoints import _gptq_checkpoint
 
     config = {"quant_method": "gptq", "bits": 4, "group_size": 128, "checkpoint_format": "gptq_v2"}
     q = quantized.quantize(torch.randn(128, 256), "gptq_int4")
-    qweight, qzeros = _gptq_tensors(q, 4, v1=False)
     with torch.device("meta"):
         model = nn.Sequential(nn.Linear(256, 128, bias=False))
-    renamed = {"model.0.qweight": qweight, "model.0.qzeros": qzeros, "model.0.scales": q.scales.T.contiguous()}
+    renamed = _gptq_checkpoint(q, "model.0", v1=False)
     with pytest.raises(InvalidInputError, match=r"none of the model's 1 nn.Linear layers \(e.g. \['0'\]\) has a "
                                                 r"quantized weight .*'<layer>.qweight'"):
         load_quantized_linears(model, renamed, config)

@@ -29,6 +29,12 @@ def _gptq_tensors(q: quantized.QuantizedTensor, bits: int, v1: bool) -> tuple[to
     return qweight.contiguous(), qzeros
 
 
+def _gptq_checkpoint(q: quantized.QuantizedTensor, prefix: str, v1: bool) -> dict[str, torch.Tensor]:
+    """A 4-bit GPTQ layer's tensors by name, as a state dict holds them."""
+    qweight, qzeros = _gptq_tensors(q, 4, v1)
+    return {f"{prefix}.qweight": qweight, f"{prefix}.qzeros": qzeros, f"{prefix}.scales": q.scales.T.contiguous()}
+
+
 def _awq_words(codes: torch.Tensor) -> torch.Tensor:
     """[R, N] codes -> [R, N / 8] words, nibble i of word j holding column 8j + AWQ_ORDER[i] (AutoAWQ's packing)."""
     rows = []
@@ -178,8 +184,7 @@ def test_tensors_of_the_wrong_extent_name_the_one_expected() -> None:
 def test_read_layer_takes_the_reader_and_its_arguments_from_the_quantization_config() -> None:
     p = "model.layers.0.mlp.down_proj"
     q = quantized.quantize(torch.randn(64, 256) + 0.2, "gptq_int4")
-    qweight, qzeros = _gptq_tensors(q, 4, v1=False)
-    gptq = {f"{p}.qweight": qweight, f"{p}.qzeros": qzeros, f"{p}.scales": q.scales.T.contiguous()}
+    gptq = _gptq_checkpoint(q, p, v1=False)
     got = checkpoints.read_layer(gptq, p, {"quant_method": "gptq", "bits": 4, "group_size": 128,
                                            "checkpoint_format": "gptq_v2", "desc_act": False, "sym": False})
     assert torch.equal(quantized.dequantize(got), quantized.dequantize(q))
@@ -246,9 +251,9 @@ def test_a_symmetric_layer_with_v2_zeros_under_a_v1_label_reads_as_v2() -> None:
     # sym=True the reader knows: read as v1, every weight would move one step.
     q = quantized.quantize(torch.randn(64, 256), "gptq_int4")
     q = quantized.QuantizedTensor(q.format, q.shape, q.data, q.scales, torch.full_like(q.zeros, 8), None, None)
-    qweight, qzeros = _gptq_tensors(q, 4, v1=False)  # stored 8
     p = "layer"
-    tensors = {f"{p}.qweight": qweight, f"{p}.qzeros": qzeros, f"{p}.scales": q.scales.T.contiguous()}
+    tensors = _gptq_checkpoint(q, p, v1=False)  # stored 8
+    qweight, qzeros = tensors[f"{p}.qweight"], tensors[f"{p}.qzeros"]
     got = checkpoints.read_layer(tensors, p, {"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": True})
     assert got.format.weight.dtype is dtypes.s4 and torch.equal(quantized.dequantize(got), quantized.dequantize(q))
     # without sym the v1 label is taken at its word: zero points of 9, kept as such
@@ -265,8 +270,7 @@ def test_a_symmetric_layer_with_v2_zeros_under_a_v1_label_reads_as_v2() -> None:
 def test_the_config_spellings_gptqmodel_and_modelopt_write_are_read() -> None:
     p = "layer"
     q = quantized.quantize(torch.randn(64, 256) + 0.2, "gptq_int4")
-    qweight, qzeros = _gptq_tensors(q, 4, v1=False)
-    tensors = {f"{p}.qweight": qweight, f"{p}.qzeros": qzeros, f"{p}.scales": q.scales.T.contiguous()}
+    tensors = _gptq_checkpoint(q, p, v1=False)
     # GPTQModel's canonical key is "format" ("checkpoint_format" its older alias): v2 zeros read as v2
     got = checkpoints.read_layer(tensors, p, {"quant_method": "gptq", "bits": 4, "group_size": 128,
                                               "format": "gptq_v2"})
