@@ -342,7 +342,8 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
             shift = fit_scales(cells, act, spec.dtype, elem)
             stored = cells.to(torch_act)
             if shift:
-                stored = torch.ldexp(cells, torch.tensor(-shift, dtype=torch.float32, device=cells.device)).to(torch_act)
+                stored = torch.ldexp(cells.double(), torch.tensor(-shift, dtype=torch.float64,
+                                                                  device=cells.device)).to(torch_act)
                 factor = torch.tensor([2.0**shift], dtype=torch.float32, device=cells.device)
                 gscale = factor if gscale is None else gscale * factor
         rows = k_pad // group
@@ -392,11 +393,12 @@ def unpack(p: PackedWeight, q_format: object = None) -> QuantizedTensor:
         codes = codes ^ (1 << (bits - 1))
     storage = codec.storage_dtype(spec.dtype)
 
-    def stored_scales(s: torch.Tensor) -> torch.Tensor:  # pack's fit_scales undone (exact), in the format's dtype
+    def stored_scales(s: torch.Tensor) -> torch.Tensor:
+        # pack's shift undone, in the format's dtype: exact for every scale pack stored exactly (not those it had to
+        # round into the activation dtype or, in scale_range's fallback, flush under its normal range)
         if s.dtype is torch.uint8:
             return shift_codes(s, p.scale_shift) if p.scale_shift else s
-        return torch.ldexp(s.to(torch.float32), torch.tensor(p.scale_shift, dtype=torch.float32,
-                                                              device=s.device)).to(storage)
+        return torch.ldexp(s.double(), torch.tensor(p.scale_shift, dtype=torch.float64, device=s.device)).to(storage)
 
     g = spec.granularity
     zeros = None
@@ -415,7 +417,8 @@ def unpack(p: PackedWeight, q_format: object = None) -> QuantizedTensor:
         scales = _part(p, "gscale", p.gscale).reshape(1, 1).to(storage)
     gscale = p.gscale if (wf.global_scale and g is not Granularity.TENSOR) else None
     if gscale is not None and p.scale_shift:  # the format's own global scale, without the shift pack put in it
-        gscale = torch.ldexp(gscale, torch.tensor(-p.scale_shift, dtype=torch.float32, device=gscale.device))
+        gscale = torch.ldexp(gscale.double(), torch.tensor(-p.scale_shift, dtype=torch.float64,
+                                                           device=gscale.device)).float()
     g_idx = None
     if p.perm is not None:
         g_idx = torch.empty(k, dtype=torch.int32, device=codes.device)

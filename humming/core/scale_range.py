@@ -37,26 +37,39 @@ def _shift(lo: float, hi: float, weakest: float, activation: DType, element: DTy
     largest by half an ulp. ``exact_as_stored``: they are of the activation dtype already, so subnormals are exact
     and e = 0 needs no normal range.
     """
-    grow = 1 + 2.0 ** -(activation.mantissa_bits + 1) if rounded else 1.0
+    top = _rounded(hi, activation.mantissa_bits) if rounded else hi  # the largest scale as the kernel holds it
     most = math.floor(math.log2(lo / activation.smallest_normal))  # lo x 2^-e stays normal
-    least = math.ceil(math.log2(hi * grow * largest_element(element) / activation.max_finite))  # products finite
+    least = math.ceil(math.log2(top * largest_element(element) / activation.max_finite))  # products finite
+    # |e| <= 126 keeps 2^e a normal float32 for the global scale (and the stored scales' ldexp finite)
+    least, most = max(least, -_MAX_SHIFT), min(most, _MAX_SHIFT)
     if least <= 0 <= most:
         return 0
     if least <= most:  # centre [lo, hi] on 1, as far as the bounds allow
         return min(max(round((math.log2(lo) + math.log2(hi)) / 2), least), most)
     if exact_as_stored and least <= 0:
         return 0  # nothing overflows; the smallest stay the subnormals they are
-    if weakest * 2.0 ** -least >= activation.smallest_normal:
+    if least <= _MAX_SHIFT and weakest * 2.0 ** -least >= activation.smallest_normal:
         return least  # the largest at the top of the range; each channel's largest stays normal
     return None
 
 
+_MAX_SHIFT = 126
+
+
+def _rounded(x: float, mantissa_bits: int) -> float:
+    """x rounded to ``mantissa_bits`` + 1 significant bits, to nearest even (a normal number of that precision)."""
+    fraction, exponent = math.frexp(x)  # x = fraction * 2^exponent, fraction in [0.5, 1)
+    steps = 2 ** (mantissa_bits + 1)
+    return round(fraction * steps) / steps * 2.0**exponent  # Python's round: half to even
+
+
 def _refuse(what: str, activation: DType, element: DType) -> InvalidInputError:
+    wider = "pack it for bf16 activations, or " if activation is dtypes.f16 else ""
     return InvalidInputError(f"pack: the weight's {what}: wider than {activation} holds with {element} elements (up "
                              f"to {largest_element(element):g}; {activation}'s normal range "
                              f"{activation.smallest_normal:.3g} .. {activation.max_finite:.3g}) at any power-of-two "
-                             "offset, even leaving each channel only its largest scale; pack it for bf16 activations, "
-                             "or quantize it with a scale per channel or smaller groups")
+                             f"offset, even leaving each channel only its largest scale; {wider}quantize it so that "
+                             "its channels' scales span a narrower range")
 
 
 def fit_scales(scales: torch.Tensor, activation: DType, source: DType, element: DType) -> int:
@@ -117,6 +130,8 @@ def fit_scale_codes(codes: torch.Tensor, decoded: torch.Tensor, activation: DTyp
 
 
 def shift_codes(codes: torch.Tensor, e: int) -> torch.Tensor:
-    """ue8m0 codes times 2^e (code 0, a zero scale in every kernel, stays 0), held to 1 .. 254: fit_scale_codes keeps
-    every code in range but those more than 2^126 under the largest (negligible in any kernel's f32 sums)."""
-    return torch.where(codes == 0, codes, (codes.to(torch.int16) + e).clamp(1, 254).to(torch.uint8))
+    """ue8m0 codes times 2^e. Code 0 (a zero scale in every kernel) stays 0; fit_scale_codes keeps every other code
+    in range but those more than 2^126 under the largest, which become 0 too (as every kernel would read them), and
+    so do not come back through unpack."""
+    shifted = codes.to(torch.int16) + e
+    return torch.where((codes == 0) | (shifted < 1), 0, shifted.clamp(max=254)).to(torch.uint8)

@@ -409,3 +409,24 @@ def test_e4m3_scales_whose_products_pass_f16_are_refused_under_f16_only() -> Non
     assert packing.pack(q, dtypes.bf16).scale_shift == 0
     small = quantized.quantize(torch.randn(64, 256), fmt)
     assert packing.pack(small, dtypes.f16).scale_shift == 0
+
+
+def test_shifts_stay_within_a_normal_float32_power_of_two_and_bounds_use_the_exact_rounding() -> None:
+    from humming.core import scale_range
+
+    # scales near float32's subnormals: a shift past 2^+-126 made the stored scales inf (ldexp in float32) and the
+    # global scale a subnormal
+    for name, mag, act in (("fp8_block", 1e-37, dtypes.f16), ("fp8_block", 1e-37, dtypes.bf16)):
+        q = quantized.quantize(torch.randn(128, 256) * mag, name)
+        p = packing.pack(q, act)
+        assert abs(p.scale_shift) <= 126 and bool(torch.isfinite(p.scales.float()).all()), (name, str(act))
+        assert bool((p.scales.float() != 0).all()) and float(p.gscale) > 0
+        back = packing.unpack(p, q.format).scales  # f32 scales rounded into the activation dtype: its precision
+        assert torch.allclose(back, q.scales, rtol=2.0**-8, atol=0)
+    # 8188 is exact in f16, and 8 x 8188 = 65504: e = 0 fits; a margin of half an ulp refused it
+    fits = torch.tensor([[2.0**-14], [8188.0]])
+    assert scale_range.fit_scales(fits, dtypes.f16, dtypes.f32, dtypes.s4) == 0
+    assert scale_range.fit_scales(torch.tensor([[2.0**-13], [8190.5]]), dtypes.f16, dtypes.f32, dtypes.s4) == 1  # -> 8192
+    # codes that would fall under 1 after a shift become 0, as every kernel reads them
+    codes = torch.tensor([[0, 3, 200]], dtype=torch.uint8)
+    assert scale_range.shift_codes(codes, -5).tolist() == [[0, 0, 195]]
