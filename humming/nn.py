@@ -15,8 +15,8 @@ under torch.compile.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -194,6 +194,7 @@ def quantize_linears(model: nn.Module, fmt: FormatLike, *, activation: DType | s
     from humming.core.build import Progress
     from humming.errors import HummingError
 
+    _refuse_a_bare_linear(model, "quantize_linears", "QuantLinear.from_linear")
     quant_format = as_quant_format(fmt)
     chosen = [(name, layer) for name, layer in model.named_modules()
               if isinstance(layer, nn.Linear) and (include is None or include(name, layer))]
@@ -214,7 +215,7 @@ def quantize_linears(model: nn.Module, fmt: FormatLike, *, activation: DType | s
                                 f"{quant_format.name or quant_format.weight.describe()}; nothing was replaced. "
                                 "Leave them out with include=, or as they are with skip_unsupported=True:\n  " +
                                 "\n  ".join(refused))
-    return _install(model, made, "quantize_linears", "QuantLinear.from_linear")
+    return _install(model, made)
 
 
 def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor], quantization_config: Mapping[str, Any],
@@ -228,6 +229,7 @@ def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor]
     from humming.core.build import Progress
     from humming.core.checkpoints import quantized_tensor_names, read_layer
 
+    _refuse_a_bare_linear(model, "load_quantized_linears", "QuantLinear.from_quantized(checkpoints.read_layer(...))")
     marks = quantized_tensor_names(quantization_config)  # raises for a config no reader takes
     chosen = [(name, layer) for name, layer in model.named_modules()
               if isinstance(layer, nn.Linear) and any(f"{name}.{mark}" in tensors for mark in marks)]
@@ -253,13 +255,17 @@ def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor]
             bar.step()
     finally:
         bar.close()
-    return _install(model, made, "load_quantized_linears", "QuantLinear.from_quantized(checkpoints.read_layer(...))")
+    return _install(model, made)
 
 
-def _install(model: nn.Module, made: dict[str, "QuantLinear"], where: str, instead: str) -> list[str]:
-    """Put each new layer in place of the module of its name; the names, in order."""
-    if "" in made:
+def _refuse_a_bare_linear(model: nn.Module, where: str, instead: str) -> None:
+    """A layer cannot replace itself in place: refused before any work is done."""
+    if isinstance(model, nn.Linear):
         raise InvalidInputError(f"{where}: the model is itself an nn.Linear; use {instead}")
+
+
+def _install(model: nn.Module, made: dict[str, "QuantLinear"]) -> list[str]:
+    """Put each new layer in place of the module of its name; the names, in order."""
     for name, quantized_layer in made.items():
         parent_name, _, child = name.rpartition(".")
         setattr(model.get_submodule(parent_name), child, quantized_layer)

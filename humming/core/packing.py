@@ -334,18 +334,13 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
         if spec.dtype in _BYTE_SCALES:
             raw = q.scales if g is Granularity.GROUP else q.scales.repeat_interleave(spec.block_shape()[0], 0)[:n]
             shift = fit_scale_codes(raw, cells, act, spec.dtype, elem)
-            stored = raw if not shift else shift_codes(raw, -shift)
-            if shift:
-                factor = torch.tensor([2.0**shift], dtype=torch.float32, device=raw.device)
-                gscale = factor if gscale is None else gscale * factor
+            stored = shift_codes(raw, -shift) if shift else raw
         else:
             shift = fit_scales(cells, act, spec.dtype, elem)
-            stored = cells.to(torch_act)
-            if shift:
-                stored = torch.ldexp(cells.double(), torch.tensor(-shift, dtype=torch.float64,
-                                                                  device=cells.device)).to(torch_act)
-                factor = torch.tensor([2.0**shift], dtype=torch.float32, device=cells.device)
-                gscale = factor if gscale is None else gscale * factor
+            stored = (_times_pow2(cells, -shift) if shift else cells).to(torch_act)
+        if shift:  # the power of two the stored scales left, carried by the global scale
+            factor = torch.tensor([2.0**shift], dtype=torch.float32, device=cells.device)
+            gscale = factor if gscale is None else gscale * factor
         rows = k_pad // group
         scales = permute_columns(_pad2(stored.T.contiguous(), rows, n_pad))
     elif g is Granularity.CHANNEL:
@@ -365,6 +360,11 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
     return PackedWeight(wf, act, (n, k), n_pad, k_pad, data.to(dev), scales, zeros, chscale,
                         None if gscale is None else gscale.to(dev).contiguous(), perm, group if scales is not None else 0,
                         scale_shift=shift)
+
+
+def _times_pow2(t: torch.Tensor, e: int) -> torch.Tensor:
+    """t x 2^e in float64: exact for the shifts scale_range chooses (|e| <= 126), whatever t's own range."""
+    return t.double() * 2.0**e
 
 
 def _part(p: PackedWeight, name: str, t: torch.Tensor | None) -> torch.Tensor:
@@ -398,7 +398,7 @@ def unpack(p: PackedWeight, q_format: object = None) -> QuantizedTensor:
         # round into the activation dtype or, in scale_range's fallback, flush under its normal range)
         if s.dtype is torch.uint8:
             return shift_codes(s, p.scale_shift) if p.scale_shift else s
-        return torch.ldexp(s.double(), torch.tensor(p.scale_shift, dtype=torch.float64, device=s.device)).to(storage)
+        return _times_pow2(s, p.scale_shift).to(storage)
 
     g = spec.granularity
     zeros = None
@@ -417,8 +417,7 @@ def unpack(p: PackedWeight, q_format: object = None) -> QuantizedTensor:
         scales = _part(p, "gscale", p.gscale).reshape(1, 1).to(storage)
     gscale = p.gscale if (wf.global_scale and g is not Granularity.TENSOR) else None
     if gscale is not None and p.scale_shift:  # the format's own global scale, without the shift pack put in it
-        gscale = torch.ldexp(gscale.double(), torch.tensor(-p.scale_shift, dtype=torch.float64,
-                                                           device=gscale.device)).float()
+        gscale = _times_pow2(gscale, -p.scale_shift).float()
     g_idx = None
     if p.perm is not None:
         g_idx = torch.empty(k, dtype=torch.int32, device=codes.device)
