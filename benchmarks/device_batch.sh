@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
-# Steps: devices gpu-tests jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
+# Steps: devices gpu-tests older-targets jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
 # m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today k4-m16 large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
@@ -16,7 +16,7 @@ if ls .whl/*.whl >/dev/null 2>&1; then
 fi
 python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.txt" 2>&1 || { cat "$OUT/install.txt"; exit 1; }
 python3 -c "from humming.core.compiler import nvrtc_version; print('NVRTC', nvrtc_version())"
-steps=${*:-devices gpu-tests jit wna16 formats check conformance}
+steps=${*:-devices gpu-tests older-targets jit wna16 formats check conformance}
 for step in $steps; do
   echo "=== $step ($(date -u +%H:%M:%S))"
   case $step in
@@ -24,7 +24,12 @@ for step in $steps; do
     # the dense matrix is the `check` step's (isolated processes); everything else GPU-marked runs here
     # test_cache imports platformdirs, which the image lacks (and which has no GPU test)
     gpu-tests) timeout 360 python3 -m pytest -q -m gpu tests -rs -p no:cacheprovider --ignore=tests/core/test_cache.py \
+                 --ignore=tests/gpu/test_older_targets_gpu.py \
                  -k "not test_dense_gemm_matches_the_reference" 2>&1 | tee "$OUT/gpu-tests.txt" | tail -25 ;;
+    # the tuner's kernels for sm_75 / sm_80 / sm_86 / sm_89 with those targets' code paths on this GPU (run 27:
+    # devices/nvidia/emulation.py), 10 formats x M = 1..1000 x odd shapes against the reference; ~220 kernels
+    older-targets) timeout 420 python3 -m pytest -q -m gpu tests/gpu/test_older_targets_gpu.py -rs -p no:cacheprovider \
+                     2>&1 | tee "$OUT/older-targets.txt" | tail -25 ;;
     # run 26's GPU tests alone (written without a device): checkpoint layers, ue8m0 codes shifted for f16, models
     gpu-tests-26) timeout 300 python3 -m pytest -q -m gpu tests -rs -p no:cacheprovider --ignore=tests/core/test_cache.py \
                  -k "checkpoint or ue8m0 or quantize_linears or encodes_and_decodes or exactly_as_cpu" 2>&1 | tee "$OUT/gpu-tests-26.txt" | tail -25 ;;

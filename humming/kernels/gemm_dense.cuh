@@ -103,14 +103,14 @@ struct GemmDenseConfig {
   static constexpr int kRedBytes = kWarpK > 1 ? (kWarpK - 1) * kBM * kBN * 4 : 0;
   // Weights through the bulk copy engine: one 8-byte mbarrier per stage after the reduction buffer.
   static constexpr bool kBulkWeights = BULK_W_ != 0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#if defined(HM_ARCH) && HM_ARCH < 900
   static_assert(!kBulkWeights, "bulk weight copies need cp.async.bulk (sm_90+)");
 #endif
   // A producer warp after the compute warps issues every copy; stages hand over on mbarriers (pipeline.cuh).
   static constexpr bool kProducer = PRODUCER_ != 0;
   static constexpr bool kTmaA = false;  // activations by tensor copy (gemm_dense_wgmma.cuh's TMA configuration)
   static_assert(!(kProducer && kBulkWeights), "the producer warp copies the weights itself");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#if defined(HM_ARCH) && HM_ARCH < 800
   static_assert(!kProducer, "the producer warp needs cp.async and mbarriers (sm_80+)");
 #endif
   static constexpr int kProducerWarps = kProducer ? 1 : 0;

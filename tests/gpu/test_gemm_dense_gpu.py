@@ -78,26 +78,46 @@ def _quantize(fmt: WeightFormat, n: int, k: int, gen: torch.Generator,
     return quantized.quantize(w, QuantFormat(fmt), g_idx=g_idx)
 
 
-def _chosen_plan(problem: object, kernel: type | None = None, tile: object = None, schedule: str | None = None):
+def _chosen_plan(problem: object, kernel: type | None = None, tile: object = None, schedule: str | None = None,
+                 paths_of: str | None = None):
     """The device tuner's plan for ``problem`` under a kernel (with its tile) or a schedule it would not choose
-    itself; None when neither is given (launch then asks the tuner)."""
+    itself, or its plan for the older target ``paths_of`` moved onto this GPU (devices/nvidia/emulation.py); None
+    when none is given (launch then asks the tuner)."""
+    import humming.devices
+    from humming.devices.nvidia import emulation
     from humming.ops import _device
 
-    if kernel is None and schedule is None:
+    if kernel is None and schedule is None and paths_of is None:
         return None
     caps, tuner, sms = _device(torch.cuda.current_device())
     chosen = {} if kernel is None else {"tile": tile, "kernel": kernel}
+    if paths_of is not None:
+        plan = tuner.plan(problem, humming.devices.target(paths_of), sms, schedule=schedule, **chosen)
+        return emulation.moved_to(plan, caps)
     return tuner.plan(problem, caps, sms, schedule=schedule, **chosen)
+
+
+def _code_paths(paths_of: str | None):
+    """The context a ``paths_of`` plan compiles and launches in (nothing for the GPU's own plans)."""
+    import contextlib
+
+    import humming.devices
+    from humming.devices.nvidia import emulation
+
+    if paths_of is None:
+        return contextlib.nullcontext()
+    return emulation.code_paths_of(humming.devices.target(paths_of).target)
 
 
 def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias: bool, out: dtypes.DType,
          kernel: type | None = None, tile: object = None, schedule: str | None = None,
          row_exponents: tuple[int, int] | None = None, x_offset: float = 0.0, zero_code_rows: bool = False,
-         magnitude: float = 1.0):
+         magnitude: float = 1.0, paths_of: str | None = None):
     """Quantize, pack, launch and check one case against the reference; returns the plan launched.
 
     ``zero_code_rows``: an eighth of the weight rows get codes that are all 0 under their non-zero scales; a plan that
     leaves the zero on its partial sums is then judged with the offsets its sums carry (tolerances.check's carried=).
+    ``paths_of``: the kernel the tuner picks for that older target, with its code paths, on this GPU.
     """
     import dataclasses
 
@@ -123,8 +143,9 @@ def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias
     b = torch.randn(n, device="cuda", generator=gen).to(_TORCH[out]) if bias else None
     c = torch.full((m, n), float("nan"), device="cuda", dtype=_TORCH[out])
     x2 = x if pw.perm is None else x.index_select(1, pw.perm)
-    plan = _chosen_plan(GemmProblem(m, n, k, fmt, act, out, bias), kernel, tile, schedule)
-    plan = launch(c, x2, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, b, fmt, n, k, plan)
+    plan = _chosen_plan(GemmProblem(m, n, k, fmt, act, out, bias), kernel, tile, schedule, paths_of)
+    with _code_paths(paths_of):
+        plan = launch(c, x2, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, b, fmt, n, k, plan)
     torch.cuda.synchronize()
     assert not bool(torch.isnan(c).any()), f"seed {seed}: {int(torch.isnan(c).sum())} outputs never written"
     carried = None

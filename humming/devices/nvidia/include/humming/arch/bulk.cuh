@@ -25,7 +25,7 @@ HM_DEVICE void mbarrier_arrive_expect_tx(u32 bar, u32 bytes) {
 // try_wait (sm_90) suspends the thread for a while when the phase is not complete; test_wait (sm_80) returns at once.
 HM_DEVICE bool mbarrier_try_wait(u32 bar, u32 parity) {
   u32 done;
-#if __CUDA_ARCH__ >= 900
+#if HM_ARCH >= 900
   asm volatile(
       "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
       : "=r"(done)

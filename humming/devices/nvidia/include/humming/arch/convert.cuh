@@ -33,7 +33,7 @@ HM_DEVICE u32 mul2(bf16_t t, u32 a, u32 b) { return fma2(t, a, b, neg_zero2()); 
 // Two f32 -> packed pair (lo in bits 0..15), round to nearest even.
 HM_DEVICE u32 pack2(f16_t, float lo, float hi) {
   u32 d;
-#if __CUDA_ARCH__ >= 800
+#if HM_ARCH >= 800
   asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(d) : "f"(hi), "f"(lo));
 #else
   u16 l, h;
@@ -90,7 +90,7 @@ HM_DEVICE u32 prmt(u32 a, u32 b, u32 s) {
 // exponent-mantissa bits placed into f16 read as the value times 2^-8, fixed by one exact multiply.
 HM_DEVICE u32 e4m3x2_to_f16x2(u32 x) {
   u32 d;
-#if __CUDA_ARCH__ >= 890
+#if HM_ARCH >= 890
   asm("{.reg .b16 l, h; mov.b32 {l, h}, %1; cvt.rn.f16x2.e4m3x2 %0, l;}\n" : "=r"(d) : "r"(x));
 #else
   const u32 spread = (x & 0xFFu) | ((x & 0xFF00u) << 8);  // byte 1 to the high half

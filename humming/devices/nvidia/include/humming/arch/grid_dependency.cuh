@@ -10,7 +10,7 @@
 #pragma once
 #include <humming/arch/types.cuh>
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(HM_ARCH) && HM_ARCH >= 900
 #define HM_GRID_DEPENDENCY 1
 #else
 #define HM_GRID_DEPENDENCY 0

@@ -14,7 +14,7 @@ HM_DEVICE u32 smem_u32(const void* p) { return static_cast<u32>(__cvta_generic_t
 // An L2 policy that evicts these lines first: for weights, which each CTA streams exactly once.
 HM_DEVICE u64 policy_evict_first() {
   u64 p = 0;
-#if __CUDA_ARCH__ >= 800
+#if HM_ARCH >= 800
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
 #endif
   return p;
@@ -23,7 +23,7 @@ HM_DEVICE u64 policy_evict_first() {
 // An L2 policy that keeps these lines: for activations, which every CTA of a column of tiles re-reads.
 HM_DEVICE u64 policy_evict_last() {
   u64 p = 0;
-#if __CUDA_ARCH__ >= 800
+#if HM_ARCH >= 800
   asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(p));
 #endif
   return p;
@@ -33,7 +33,7 @@ HM_DEVICE u64 policy_evict_last() {
 // operand: the first H200 run (NVRTC 13.0, 2026-12-02) hit "illegal instruction" in the only kernels that
 // executed that zero-fill form together with a cache policy; tails are plain shared stores of zeros instead.
 HM_DEVICE void cp_async16(u32 dst, const void* src, u64 policy) {
-#if __CUDA_ARCH__ >= 800
+#if HM_ARCH >= 800
   asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n"
                :: "r"(dst), "l"(src), "l"(policy) : "memory");
 #else
@@ -45,7 +45,7 @@ HM_DEVICE void cp_async16(u32 dst, const void* src, u64 policy) {
 
 // 16 bytes global -> shared with the default L2 policy (activations: small and re-read by every CTA).
 HM_DEVICE void cp_async16(u32 dst, const void* src) {
-#if __CUDA_ARCH__ >= 800
+#if HM_ARCH >= 800
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(dst), "l"(src) : "memory");
 #else
   const uint4 v = *reinterpret_cast<const uint4*>(src);
@@ -66,14 +66,14 @@ HM_DEVICE void store_zero16(u32 dst) {
 }
 
 HM_DEVICE void cp_async_commit() {
-#if __CUDA_ARCH__ >= 800
+#if HM_ARCH >= 800
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 #endif
 }
 
 template <int N>
 HM_DEVICE void cp_async_wait() {
-#if __CUDA_ARCH__ >= 800
+#if HM_ARCH >= 800
   asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
 #endif
 }

@@ -12,7 +12,7 @@ namespace humming {
 namespace arch {
 
 HM_DEVICE void mma_m16n8k16(f16_t, float (&c)[4], const u32 (&a)[4], const u32 (&b)[2]) {
-#if __CUDA_ARCH__ >= 800
+#if HM_ARCH >= 800
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])

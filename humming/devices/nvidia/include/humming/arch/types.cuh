@@ -4,6 +4,17 @@
 // (no cuda_fp16.h): 16-bit floats travel as raw bits in 32-bit registers, two per register.
 #pragma once
 
+// The architecture whose code paths the arch layer and the kernels take, numbered as __CUDA_ARCH__ (750, 800, 900):
+// the compile target's own unless the unit defines it first. A test build sets an older one to run that target's
+// paths (sm_75's m16n8k8 MMAs and synchronous copies, the software e4m3 conversion before sm_89, no programmatic
+// launch before sm_90) on a newer GPU (humming.devices.nvidia.emulation). Newer paths than the target's own may use
+// instructions the target lacks, so they are refused.
+#ifndef HM_ARCH
+#define HM_ARCH __CUDA_ARCH__
+#elif HM_ARCH > __CUDA_ARCH__
+#error "HM_ARCH names a newer architecture than the compile target: its code paths may use instructions the target lacks"
+#endif
+
 namespace humming {
 
 typedef unsigned int u32;

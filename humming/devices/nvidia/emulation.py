@@ -1,0 +1,76 @@
+"""An older NVIDIA target's kernels on the present GPU, for tests: that target's plan and code paths, this GPU's ISA.
+
+The lent GPU is an H200, which runs sm_90 machine code only, so the kernels the tuner picks for sm_75 ... sm_89
+would otherwise run nowhere before a user's. Every target-dependent instruction of the arch layer is chosen on
+``HM_ARCH`` (``arch/types.cuh``: ``__CUDA_ARCH__`` unless the unit sets it). A plan made with target T's
+capabilities, its spec moved to the present GPU's target (``moved_to``) and compiled inside ``code_paths_of(T)``,
+runs T's code paths with T's tiles, stages and schedule (sized by its shared memory) on this GPU:
+
+- sm_75: each m16n8k16 MMA as two m16n8k8, copies as synchronous loads and stores in the same pipeline, f16 pairs
+  converted one half at a time, no L2 cache policies;
+- before sm_89: the software e4m3 conversion; before sm_90: no programmatic dependent launch, mbarrier test_wait.
+
+Not reproduced: T's machine code (ptxas schedules for the GPU it builds for), its SM count and its speed. Targets
+newer than the GPU are refused (their paths may use instructions it lacks), as are arch-specific ones other than
+the GPU's own (sm_90a's paths are an H200's own).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from typing import Iterator
+
+from humming import knobs
+from humming.capabilities.model import DeviceCapabilities, Target
+from humming.core.plan import KernelPlan
+from humming.devices.nvidia.target import VENDOR, parse_arch
+from humming.errors import UnsupportedError
+
+#: The macro the arch layer selects its code paths on (arch/types.cuh).
+MACRO = "HM_ARCH"
+
+
+def arch_number(target: Target) -> int:
+    """``sm_75`` -> 750: the target as ``__CUDA_ARCH__`` (and so ``HM_ARCH``) numbers it."""
+    number, _suffix = parse_arch(target.arch)
+    return number * 10
+
+
+def check_emulates(target: Target, device: Target) -> None:
+    """UnsupportedError unless a GPU of ``device`` can run ``target``'s code paths: both NVIDIA, ``target`` no newer,
+    and arch-specific (``a`` / ``f``) only when it is the GPU's own target."""
+    if target.vendor != VENDOR or device.vendor != VENDOR:
+        raise UnsupportedError(f"{target} on {device}: only NVIDIA targets' code paths run on an NVIDIA GPU here",
+                               missing=[f"an emulation of {target.vendor} code paths"])
+    if target == device:
+        return
+    number, suffix = parse_arch(target.arch)
+    if suffix or arch_number(target) > arch_number(device):
+        why = "arch-specific" if suffix else "newer than the GPU"
+        raise UnsupportedError(
+            f"{target.arch}'s code paths cannot run on a {device.arch} GPU ({why}: they may use instructions it lacks)",
+            missing=[f"a {target.arch} GPU"],
+            alternatives=[f"targets without a suffix up to sm_{arch_number(device) // 10} (sm_75, sm_80, sm_86, "
+                          "sm_87, sm_89 on an H200)"])
+
+
+def moved_to(plan: KernelPlan, device: DeviceCapabilities) -> KernelPlan:
+    """``plan`` (made for an older target) with its spec built for ``device``'s target instead; launch it inside
+    ``code_paths_of(plan.spec.target)``. UnsupportedError when the device cannot run that spec."""
+    source = plan.spec.target
+    check_emulates(source, device.target)
+    spec = dataclasses.replace(plan.spec, target=device.target)
+    spec.check_supported(device)
+    return dataclasses.replace(plan, spec=spec, reasons=plan.reasons + (
+        f"built for {device.target.arch} with {source.arch}'s code paths ({MACRO}={arch_number(source)}), "
+        "to test them on this GPU",))
+
+
+@contextlib.contextmanager
+def code_paths_of(target: Target) -> Iterator[None]:
+    """Every kernel compiled inside the block takes ``target``'s code paths: HUMMING_KERNEL_DEFINES gains
+    ``HM_ARCH=<number>`` (part of every cache key, so these kernels never stand in for the GPU's own)."""
+    kept = tuple(d for d in knobs.kernel_defines.get() if d.partition("=")[0] != MACRO)
+    with knobs.scope(HUMMING_KERNEL_DEFINES=(*kept, f"{MACRO}={arch_number(target)}")):
+        yield
