@@ -5,18 +5,30 @@
 One line per ``--define`` set (the templates' switches, as profile_wna16's ``+NAME=V``): registers, spill bytes,
 the loop's instructions and MMAs, and its commonest opcodes. Comparing a kernel with a part of its code compiled out
 is how NOTES-wna16 run 20 found the R2UR that a non-uniform warp index put into the wgmma k-loop.
+
+``--stalls`` adds, per basic block of the loop, the stall cycles ptxas wrote into the instructions' control codes
+(the cycles a lone warp waits before issuing each one: what ncu counts as "wait") and how many instructions wait on a
+scoreboard (a variable-latency result: LDS, LDGSTS, HMMA ...). The control field layout is Volta's, as Jia et al.,
+"Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking" (arXiv:1804.06826, 2018) give it: the top 23
+bits of each 128-bit instruction hold, from the least significant, 4 bits of stall cycles, the yield flag, the write
+and read barrier indices (3 bits each), the 6-bit wait mask and 4 reuse flags; later architectures' disassemblies read
+consistently with it (reuse flags where nvdisasm prints .reuse). A static reading, not a timing.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import subprocess
 import sys
+import tempfile
 from collections import Counter
+from typing import NamedTuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from conformance.sass import disassemble, is_mma, mma_loop  # noqa: E402
+from conformance.sass import disassemble, is_mma, mma_loop, nvdisasm_path  # noqa: E402
 from humming import knobs  # noqa: E402
 from humming.core import dtypes  # noqa: E402
 from humming.core.build import compile_spec  # noqa: E402
@@ -27,7 +39,76 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_wna16 import FORMATS  # noqa: E402
 
 
-def describe(m: int, n: int, k: int, fmt: str, act: str, arch: str, sms: int, defines: str) -> str:
+_ENCODED = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;?\s*/\* 0x[0-9a-f]{16} \*/\s*\n\s*/\* (0x[0-9a-f]{16}) \*/")
+_TARGET = re.compile(r"\bBRA\b[^;]*?(\.L_x_\d+)")
+
+
+def _opcode(text: str) -> str:
+    """The opcode of an instruction's text, past its predicate (``@!P1 BRA ...`` -> ``BRA``)."""
+    words = text.split()
+    return words[1] if words[0].startswith("@") else words[0]
+
+
+class Issued(NamedTuple):
+    """One instruction with its control code."""
+
+    text: str
+    stall: int  # cycles a lone warp waits before issuing it
+    waits: bool  # whether it waits on a scoreboard
+    reuse: int  # operand reuse flags (nvdisasm prints .reuse on those operands)
+
+
+def loop_blocks(cubin: bytes) -> list[list[Issued]]:
+    """The hot loop's basic blocks (split at labels and after branches), from ``nvdisasm -hex``'s second word of each
+    instruction (bits 105..127 of the instruction are its bits 41..63)."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        text = subprocess.run([str(nvdisasm_path()), "-c", "-hex", f.name], capture_output=True, text=True,
+                              check=True, timeout=120).stdout
+    rows: list[Issued] = []
+    labels: dict[str, int] = {}
+    for chunk in re.split(r"^\s*(\.L_x_\d+):", text, flags=re.MULTILINE):
+        if re.fullmatch(r"\.L_x_\d+", chunk):
+            labels[chunk] = len(rows)
+            continue
+        for found in _ENCODED.finditer(chunk):
+            control = int(found.group(2), 16) >> 41
+            rows.append(Issued(found.group(1), control & 0xF, bool((control >> 11) & 0x3F), control >> 17))
+    best: tuple[int, int, int, int] | None = None  # as conformance.sass.mma_loop: the most MMAs, then the shortest
+    for end, row in enumerate(rows):
+        target = _TARGET.search(row.text)
+        start = labels.get(target.group(1), end + 1) if target else end + 1
+        mmas = sum(1 for r in rows[start:end + 1] if is_mma(_opcode(r.text)))
+        if start <= end and mmas and (best is None or (mmas, start - end) > best[:2]):
+            best = (mmas, start - end, start, end)
+    if best is None:
+        return []
+    starts = set(labels.values())
+    blocks: list[list[Issued]] = []
+    for i in range(best[2], best[3] + 1):
+        if not blocks or i in starts or _TARGET.search(rows[i - 1].text):
+            blocks.append([])
+        blocks[-1].append(rows[i])
+    return blocks
+
+
+def stall_lines(cubin: bytes) -> list[str]:
+    """One line per basic block of the hot loop: instructions, MMAs, stall cycles, scoreboard waits."""
+    out = []
+    blocks = loop_blocks(cubin)
+    for block in blocks:
+        mmas = sum(is_mma(_opcode(r.text)) for r in block)
+        out.append(f"    block {len(block):4d} instr {mmas:3d} MMA: {sum(r.stall for r in block):5d} stall cycles, "
+                   f"{sum(r.waits for r in block):3d} scoreboard waits; ends {block[-1].text[:48]}")
+    every = [row for block in blocks for row in block]
+    out.append(f"    loop  {len(every):4d} instr: {sum(r.stall for r in every):5d} stall cycles over every block "
+               "(a segment change's too: read the blocks)")
+    return out
+
+
+def describe(m: int, n: int, k: int, fmt: str, act: str, arch: str, sms: int, defines: str,
+             stalls: bool = False) -> str:
     """One line about the tuner's kernel for the problem, built with ``defines`` (comma list of NAME=V)."""
     a = getattr(dtypes, act)
     plan = tuning.TUNER.plan(GemmProblem(m, n, k, FORMATS[fmt], a, a), archs.capabilities(arch), sms)
@@ -39,8 +120,9 @@ def describe(m: int, n: int, k: int, fmt: str, act: str, arch: str, sms: int, de
     mmas = sum(n for op, n in ops.items() if is_mma(op))
     r = kernel.resources
     top = ", ".join(f"{op} {n}" for op, n in ops.most_common(8))
-    return (f"{defines or 'default':<32} regs {r.registers:3d} spill {r.spill_stores}/{r.spill_loads} B  loop "
+    line = (f"{defines or 'default':<32} regs {r.registers:3d} spill {r.spill_stores}/{r.spill_loads} B  loop "
             f"{len(loop):4d} instr, {mmas:2d} MMA, R2UR {ops.get('R2UR', 0):2d}, LDL {ops.get('LDL', 0)}: {top}")
+    return "\n".join([line, *stall_lines(kernel.binary)]) if stalls else line
 
 
 def main() -> None:
@@ -53,10 +135,13 @@ def main() -> None:
     ap.add_argument("--arch", default="sm_90a")
     ap.add_argument("--sms", type=int, default=132, help="SM count the tuner plans for (132: the H200)")
     ap.add_argument("--define", action="append", default=None, help="NAME=V[,NAME=V]; repeat for more lines")
+    ap.add_argument("--stalls", action="store_true",
+                    help="each basic block of the loop: its stall cycles and scoreboard waits")
     args = ap.parse_args()
     print(f"{args.format}, {args.n} x {args.k}, M = {args.m}, {args.act}, {args.arch}")
     for defines in args.define or [""]:
-        print(describe(args.m, args.n, args.k, args.format, args.act, args.arch, args.sms, defines), flush=True)
+        line = describe(args.m, args.n, args.k, args.format, args.act, args.arch, args.sms, defines, args.stalls)
+        print(line, flush=True)
 
 
 if __name__ == "__main__":
