@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests older-targets jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today k4-m16 large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -101,6 +101,13 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
         timeout 100 $P --n $n --k $k --m 16 --tiles "tuner; 1,1,2,1,2,256,4,8,2,2,0,1 stream-k; 1,1,2,1,2,256,3,8,2,2,0,1 stream-k; tuner"
         timeout 100 $P --n $n --k $k --m 1 --tiles "tuner; 1,1,2,1,2,256,4,8,2,1,0,1,1 stream-k; tuner"; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/producer-today.txt" ;;
+    # the same producer-warp tiles for MXFP4 / NVFP4 (furthest from their 70% line): their compute loops carry 35-44%
+    # fewer stall cycles than the tuner's (sass_loop --stalls, NOTES run 27; a static reading, not a timing)
+    producer-fp4) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+      for f in mxfp4 nvfp4; do for nk in "28672 8192" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 100 $P --format $f --n $n --k $k --m 16 --tiles "tuner; 1,1,2,1,2,256,4,8,2,2,0,1 stream-k; tuner"
+        timeout 100 $P --format $f --n $n --k $k --m 1 --tiles "tuner; 1,1,2,1,2,256,4,8,2,1,0,1,1 stream-k; tuner"; done; done
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/producer-fp4.txt" ;;
     # M = 16 on twice the warps: k split four ways in a CTA (1 x 2 x 4 warps, 128 registers, two CTAs an SM: four warps a
     # scheduler against two), 3 or 2 stages of 256, against the tuner's tile. Built in run 24 and not run there (no device
     # was lent); it repeats run 9's decode-k4 (those tiles then spilled 28-150 bytes and lost 16-25%) on today's kernel,
