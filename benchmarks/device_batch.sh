@@ -16,7 +16,7 @@ if ls .whl/*.whl >/dev/null 2>&1; then
 fi
 python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.txt" 2>&1 || { cat "$OUT/install.txt"; exit 1; }
 python3 -c "from humming.core.compiler import nvrtc_version; print('NVRTC', nvrtc_version())"
-steps=${*:-devices gpu-tests older-targets jit wna16 formats check conformance}
+steps=${*:-devices gpu-tests jit wna16 formats check conformance}
 for step in $steps; do
   echo "=== $step ($(date -u +%H:%M:%S))"
   case $step in

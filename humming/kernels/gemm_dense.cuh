@@ -112,6 +112,8 @@ struct GemmDenseConfig {
   static_assert(!(kProducer && kBulkWeights), "the producer warp copies the weights itself");
 #if defined(HM_ARCH) && HM_ARCH < 800
   static_assert(!kProducer, "the producer warp needs cp.async and mbarriers (sm_80+)");
+  static_assert(ActTraits<Act>::mantissa == 10 && ActTraits<Out>::mantissa == 10,
+                "bf16 operands and outputs need sm_80's MMA and conversions");
 #endif
   static constexpr int kProducerWarps = kProducer ? 1 : 0;
   static constexpr int kCtaThreads = kThreads + 32 * kProducerWarps;

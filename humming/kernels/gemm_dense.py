@@ -313,8 +313,10 @@ class GemmDenseSpec(KernelSpec):
             reqs.append(_bulk_copy_requirement())
         if self.producer:
             reqs.append(_producer_requirement())
-        if self.out is dtypes.bf16 and self.act is not dtypes.bf16:
-            reqs.append(_mma_requirement(dtypes.bf16))  # bf16 conversions come with bf16 MMA (sm_80)
+        if self.out is dtypes.bf16 and self.act is not dtypes.bf16:  # bf16 conversions come with bf16 MMA (sm_80)
+            bf16 = _mma_requirement(dtypes.bf16)
+            reqs.append(Requirement(f"{bf16.what}, whose target converts to a bf16 output", bf16.check,
+                                    ("an f16 output (out_dtype=torch.float16)",)))
         return (*reqs,
                 Requirement(f"{smem} bytes of shared memory per block ({self.tile.describe()})", fits,
                             ("a tile with fewer stages or a smaller block",)))
@@ -372,7 +374,10 @@ class GemmDenseSpec(KernelSpec):
                 "spreads_split_tiles": f"({self.kernel_struct}<{cfg}>::kSpreadsSplitTiles ? 1 : 0)",
                 # 1 where the kernel waits for the previous grid before touching memory it may share
                 # (arch/grid_dependency.cuh): only such a kernel may be launched programmatically (ops.launch)
-                "waits_for_prior_grids": "HM_GRID_DEPENDENCY"}
+                "waits_for_prior_grids": "HM_GRID_DEPENDENCY",
+                # the architecture whose code paths the arch layer took (arch/types.cuh HM_ARCH: the compile
+                # target's, or an older one's under devices/nvidia/emulation.py)
+                "code_paths": "HM_ARCH"}
 
     def exports(self) -> dict[str, str]:
         cfg = (f"humming::GemmDenseConfig<{self.cpp_args()}>")

@@ -21,6 +21,10 @@
 #include <gemm_dense.cuh>
 #include <humming/arch/wgmma.cuh>
 
+#if defined(HM_ARCH) && HM_ARCH < 900
+#error "the wgmma kernels take sm_90a's code paths only (HM_ARCH names an older architecture)"
+#endif
+
 // wgmma groups a warpgroup leaves in flight after each k16 step's commit (experiment switch for
 // benchmarks/profile_wna16.py --define; 1 = the measured default). Each stage holds four k16 steps, so any value
 // up to 3 has retired a stage's groups by the end of the next compute(), which is when the ring reuses it.

@@ -146,6 +146,13 @@ def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias
     plan = _chosen_plan(GemmProblem(m, n, k, fmt, act, out, bias), kernel, tile, schedule, paths_of)
     with _code_paths(paths_of):
         plan = launch(c, x2, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, b, fmt, n, k, plan)
+        if paths_of is not None:  # the kernel launched (a memo hit here) says which paths it took
+            import humming.devices
+            from humming.core.build import compile_spec
+            from humming.devices.nvidia import emulation
+
+            took = compile_spec(plan.spec).exports["code_paths"]
+            assert took == emulation.arch_number(humming.devices.target(paths_of).target), (took, paths_of)
     torch.cuda.synchronize()
     assert not bool(torch.isnan(c).any()), f"seed {seed}: {int(torch.isnan(c).sum())} outputs never written"
     carried = None

@@ -8,11 +8,13 @@ runs T's code paths with T's tiles, stages and schedule (sized by its shared mem
 
 - sm_75: each m16n8k16 MMA as two m16n8k8, copies as synchronous loads and stores in the same pipeline, f16 pairs
   converted one half at a time, no L2 cache policies;
-- before sm_89: the software e4m3 conversion; before sm_90: no programmatic dependent launch, mbarrier test_wait.
+- before sm_89: the software e4m3 conversion; before sm_90: no programmatic dependent launch.
 
-Not reproduced: T's machine code (ptxas schedules for the GPU it builds for), its SM count and its speed. Targets
-newer than the GPU are refused (their paths may use instructions it lacks), as are arch-specific ones other than
-the GPU's own (sm_90a's paths are an H200's own).
+The plan must be one T can run (moved_to checks it against T's capabilities as well as the GPU's), and the kernel
+exports the paths it took (``code_paths``: HM_ARCH), so a caller can hold the launch to them. Not reproduced: T's
+machine code (ptxas schedules for the GPU it builds for), its SM count (the caller plans with the GPU's, so grids
+and schedules are the GPU's) and its speed. Targets newer than the GPU are refused (their paths may use instructions
+it lacks), as are arch-specific ones other than the GPU's own (sm_90a's paths are an H200's own).
 """
 
 from __future__ import annotations
@@ -51,15 +53,30 @@ def check_emulates(target: Target, device: Target) -> None:
         raise UnsupportedError(
             f"{target.arch}'s code paths cannot run on a {device.arch} GPU ({why}: they may use instructions it lacks)",
             missing=[f"a {target.arch} GPU"],
-            alternatives=[f"targets without a suffix up to sm_{arch_number(device) // 10} (sm_75, sm_80, sm_86, "
-                          "sm_87, sm_89 on an H200)"])
+            alternatives=[f"the targets whose paths run there: {', '.join(emulated_on(device)) or 'none'}"])
+
+
+def emulated_on(device: Target) -> list[str]:
+    """The catalog's NVIDIA targets whose code paths a GPU of ``device`` runs: those without a suffix no newer."""
+    import humming.devices
+
+    found = []
+    for caps in humming.devices.catalog():
+        target = caps.target
+        if target.vendor == VENDOR and target != device and not parse_arch(target.arch)[1] \
+                and arch_number(target) <= arch_number(device):
+            found.append(target.arch)
+    return found
 
 
 def moved_to(plan: KernelPlan, device: DeviceCapabilities) -> KernelPlan:
     """``plan`` (made for an older target) with its spec built for ``device``'s target instead; launch it inside
     ``code_paths_of(plan.spec.target)``. UnsupportedError when the device cannot run that spec."""
+    import humming.devices
+
     source = plan.spec.target
     check_emulates(source, device.target)
+    plan.spec.check_supported(humming.devices.target(source.arch, source.vendor))  # a plan the older target runs
     spec = dataclasses.replace(plan.spec, target=device.target)
     spec.check_supported(device)
     return dataclasses.replace(plan, spec=spec, reasons=plan.reasons + (

@@ -7,8 +7,8 @@
 // The architecture whose code paths the arch layer and the kernels take, numbered as __CUDA_ARCH__ (750, 800, 900):
 // the compile target's own unless the unit defines it first. A test build sets an older one to run that target's
 // paths (sm_75's m16n8k8 MMAs and synchronous copies, the software e4m3 conversion before sm_89, no programmatic
-// launch before sm_90) on a newer GPU (humming.devices.nvidia.emulation). Newer paths than the target's own may use
-// instructions the target lacks, so they are refused.
+// launch before sm_90) on a newer GPU (humming.devices.nvidia.emulation); dense kernels export it as code_paths.
+// Newer paths than the target's own may use instructions the target lacks, so they are refused.
 #ifndef HM_ARCH
 #define HM_ARCH __CUDA_ARCH__
 #elif HM_ARCH > __CUDA_ARCH__
