@@ -26,8 +26,8 @@ for step in $steps; do
     gpu-tests) timeout 360 python3 -m pytest -q -m gpu tests -rs -p no:cacheprovider --ignore=tests/core/test_cache.py \
                  --ignore=tests/gpu/test_older_targets_gpu.py \
                  -k "not test_dense_gemm_matches_the_reference" 2>&1 | tee "$OUT/gpu-tests.txt" | tail -25 ;;
-    # the tuner's kernels for sm_75 / sm_80 / sm_86 / sm_89 with those targets' code paths on this GPU (run 27:
-    # devices/nvidia/emulation.py), 10 formats x M = 1..1000 x odd shapes against the reference; ~220 kernels
+    # the tuner's kernels for sm_75 / sm_80 / sm_86 (10 formats) and sm_89 (NVFP4) with those targets' code paths on
+    # this GPU (run 27: devices/nvidia/emulation.py), M = 1..1000 x odd shapes against the reference; ~170 kernels
     older-targets) timeout 420 python3 -m pytest -q -m gpu tests/gpu/test_older_targets_gpu.py -rs -p no:cacheprovider \
                      2>&1 | tee "$OUT/older-targets.txt" | tail -25 ;;
     # run 26's GPU tests alone (written without a device): checkpoint layers, ue8m0 codes shifted for f16, models
@@ -101,12 +101,16 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
         timeout 100 $P --n $n --k $k --m 16 --tiles "tuner; 1,1,2,1,2,256,4,8,2,2,0,1 stream-k; 1,1,2,1,2,256,3,8,2,2,0,1 stream-k; tuner"
         timeout 100 $P --n $n --k $k --m 1 --tiles "tuner; 1,1,2,1,2,256,4,8,2,1,0,1,1 stream-k; tuner"; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/producer-today.txt" ;;
-    # the same producer-warp tiles for MXFP4 / NVFP4 (furthest from their 70% line): their compute loops carry 35-44%
-    # fewer stall cycles than the tuner's (sass_loop --stalls, NOTES run 27; a static reading, not a timing)
+    # the same producer-warp tiles for MXFP4 / NVFP4 (furthest from their 70% line): their compute warps carry 23-30%
+    # fewer stall cycles a stage than the tuner's (sass_loop --stalls, NOTES run 27; a static reading, not a timing).
+    # At K = 4096 the tuner plans data-parallel: its tile under Stream-K is timed too, to part producer from schedule
     producer-fp4) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
       for f in mxfp4 nvfp4; do for nk in "28672 8192" "28672 4096"; do read -r n k <<< "$nk"
-        timeout 100 $P --format $f --n $n --k $k --m 16 --tiles "tuner; 1,1,2,1,2,256,4,8,2,2,0,1 stream-k; tuner"
-        timeout 100 $P --format $f --n $n --k $k --m 1 --tiles "tuner; 1,1,2,1,2,256,4,8,2,1,0,1,1 stream-k; tuner"; done; done
+        timeout 70 $P --format $f --n $n --k $k --m 16 \
+          --tiles "tuner; 1,1,2,1,2,256,4,8,2,2,0,1 stream-k; 1,1,2,1,2,256,4,8,2,2 stream-k; tuner"
+        timeout 70 $P --format $f --n $n --k $k --m 1 \
+          --tiles "tuner; 1,1,2,1,2,256,4,8,2,1,0,1,1 stream-k; 1,1,2,1,2,256,4,8,2,1,0,0,1 stream-k; tuner"
+      done; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/producer-fp4.txt" ;;
     # M = 16 on twice the warps: k split four ways in a CTA (1 x 2 x 4 warps, 128 registers, two CTAs an SM: four warps a
     # scheduler against two), 3 or 2 stages of 256, against the tuner's tile. Built in run 24 and not run there (no device

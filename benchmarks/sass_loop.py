@@ -7,8 +7,9 @@ the loop's instructions and MMAs, and its commonest opcodes. Comparing a kernel 
 is how NOTES-wna16 run 20 found the R2UR that a non-uniform warp index put into the wgmma k-loop.
 
 ``--stalls`` adds, per basic block of the loop, the stall cycles ptxas wrote into the instructions' control codes
-(the cycles a lone warp waits before issuing each one: what ncu counts as "wait") and how many instructions wait on a
-scoreboard (a variable-latency result: LDS, LDGSTS, HMMA ...). The control field layout is Volta's, as Jia et al.,
+(after issuing an instruction, the cycles before the warp may issue its next: what ncu counts as "wait" for a lone
+warp) and how many instructions wait on a scoreboard (a variable-latency result not yet written, or a source register
+a copy still reads). The control field layout is Volta's, as Jia et al.,
 "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking" (arXiv:1804.06826, 2018) give it: the top 23
 bits of each 128-bit instruction hold, from the least significant, 4 bits of stall cycles, the yield flag, the write
 and read barrier indices (3 bits each), the 6-bit wait mask and 4 reuse flags; later architectures' disassemblies read
@@ -28,12 +29,13 @@ from typing import NamedTuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from conformance.sass import disassemble, is_mma, mma_loop, nvdisasm_path  # noqa: E402
+from conformance.sass import EM_CUDA, disassemble, elf_machine, is_mma, mma_loop, nvdisasm_path  # noqa: E402
 from humming import knobs  # noqa: E402
 from humming.core import dtypes  # noqa: E402
 from humming.core.build import compile_spec  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
 from humming.devices.nvidia import archs, tuning  # noqa: E402
+from humming.errors import UnsupportedError  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_wna16 import FORMATS  # noqa: E402
@@ -41,6 +43,8 @@ from bench_wna16 import FORMATS  # noqa: E402
 
 _ENCODED = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;?\s*/\* 0x[0-9a-f]{16} \*/\s*\n\s*/\* (0x[0-9a-f]{16}) \*/")
 _TARGET = re.compile(r"\bBRA\b[^;]*?(\.L_x_\d+)")
+#: Opcodes after which a basic block ends (a branch, an indirect branch, a call, a return, an exit).
+_ENDS_BLOCK = {"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT"}
 
 
 def _opcode(text: str) -> str:
@@ -53,14 +57,21 @@ class Issued(NamedTuple):
     """One instruction with its control code."""
 
     text: str
-    stall: int  # cycles a lone warp waits before issuing it
-    waits: bool  # whether it waits on a scoreboard
+    stall: int  # cycles after issuing it before the warp's next instruction may issue
+    wait_mask: int  # the scoreboards (bit b: barrier b) it waits on before issuing
+    write_barrier: int  # the scoreboard its variable-latency result sets (7: none)
     reuse: int  # operand reuse flags (nvdisasm prints .reuse on those operands)
+
+    @property
+    def waits(self) -> bool:
+        return bool(self.wait_mask)
 
 
 def loop_blocks(cubin: bytes) -> list[list[Issued]]:
     """The hot loop's basic blocks (split at labels and after branches), from ``nvdisasm -hex``'s second word of each
     instruction (bits 105..127 of the instruction are its bits 41..63)."""
+    if elf_machine(cubin) != EM_CUDA:
+        raise UnsupportedError("sass_loop reads NVIDIA cubins only", missing=["an NVIDIA cubin"])
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
@@ -74,7 +85,8 @@ def loop_blocks(cubin: bytes) -> list[list[Issued]]:
             continue
         for found in _ENCODED.finditer(chunk):
             control = int(found.group(2), 16) >> 41
-            rows.append(Issued(found.group(1), control & 0xF, bool((control >> 11) & 0x3F), control >> 17))
+            rows.append(Issued(found.group(1), stall=control & 0xF, wait_mask=(control >> 11) & 0x3F,
+                               write_barrier=(control >> 5) & 7, reuse=control >> 17))
     best: tuple[int, int, int, int] | None = None  # as conformance.sass.mma_loop: the most MMAs, then the shortest
     for end, row in enumerate(rows):
         target = _TARGET.search(row.text)
@@ -87,7 +99,7 @@ def loop_blocks(cubin: bytes) -> list[list[Issued]]:
     starts = set(labels.values())
     blocks: list[list[Issued]] = []
     for i in range(best[2], best[3] + 1):
-        if not blocks or i in starts or _TARGET.search(rows[i - 1].text):
+        if not blocks or i in starts or _opcode(rows[i - 1].text).split(".")[0] in _ENDS_BLOCK:
             blocks.append([])
         blocks[-1].append(rows[i])
     return blocks

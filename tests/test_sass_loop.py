@@ -28,7 +28,17 @@ def test_the_decode_loops_control_codes_agree_with_its_text() -> None:
     # reuse flags sit in the top four bits: set exactly where nvdisasm prints .reuse
     assert all(bool(r.reuse) == (".reuse" in r.text) for r in rows)
     assert any(r.reuse for r in rows)
-    # the stall field under them: every instruction issues at least a cycle after the one before, at most 15
+    # the stall field at the bottom: at least one cycle before the next instruction, at most 15
     assert all(1 <= r.stall <= 15 for r in rows)
-    # and the shared-memory reads' results are awaited on a scoreboard before an MMA uses them
-    assert sum(r.waits for r in rows) >= sum("LDS" in sass_loop._opcode(r.text) for r in rows) > 0
+    # the barriers between: a shared-memory read that sets a write scoreboard (some do not: a later read's covers
+    # them, shared loads completing in order) has a later instruction wait on it before anything sets it again;
+    # instructions of fixed latency (HFMA2, LOP3, IMAD ...) set none
+    loads = [i for i, r in enumerate(rows) if sass_loop._opcode(r.text).startswith(("LDS", "LDSM"))
+             and rows[i].write_barrier < 6]
+    assert len(loads) >= 4
+    assert all(r.write_barrier == 7 for r in rows if sass_loop._opcode(r.text).startswith(("HFMA2", "LOP3", "IMAD")))
+    for i in loads:
+        b = rows[i].write_barrier
+        later = rows[i + 1:]
+        waiter = next(j for j, r in enumerate(later) if r.wait_mask >> b & 1)
+        assert all(r.write_barrier != b for r in later[:waiter]), rows[i]
