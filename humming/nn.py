@@ -15,6 +15,7 @@ under torch.compile.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -24,6 +25,7 @@ from torch import nn
 
 from humming.core import dtypes
 from humming.core.dtypes import DType
+from humming.core.formats import QuantFormat
 from humming.core.packing import PackedWeight, pack
 from humming.core.quantized import FormatLike, QuantizedTensor, as_quant_format, quantize
 from humming.errors import InvalidInputError
@@ -75,14 +77,19 @@ class QuantLinear(nn.Module):
         if not isinstance(linear, nn.Linear):
             raise InvalidInputError(f"QuantLinear.from_linear: expected an nn.Linear, got {type(linear).__name__}")
         act = _activation(activation, linear.weight.dtype)
-        q = quantize(linear.weight.detach(), as_quant_format(fmt))
+        quant_format = as_quant_format(fmt)
+        _warn_if_activations_quantized(quant_format, act)
+        q = quantize(linear.weight.detach(), quant_format)
         return cls(pack(q, act), None if linear.bias is None else linear.bias.detach())
 
     @classmethod
     def from_quantized(cls, qweight: QuantizedTensor, bias: torch.Tensor | None = None, *,
                        activation: DType | str = dtypes.bf16) -> "QuantLinear":
         """Pack an already quantized canonical weight (on its device) for ``activation`` inputs."""
-        return cls(pack(qweight, DType.parse(activation)), bias)
+        act = DType.parse(activation)
+        if isinstance(qweight, QuantizedTensor):
+            _warn_if_activations_quantized(qweight.format, act)
+        return cls(pack(qweight, act), bias)
 
     def _apply(self, fn: Any, recurse: bool = True) -> "QuantLinear":
         # model.half(), .float() or .to(dtype) cast every floating buffer of a module. The packed scales, zero points,
@@ -270,6 +277,18 @@ def _install(model: nn.Module, made: dict[str, "QuantLinear"]) -> list[str]:
         parent_name, _, child = name.rpartition(".")
         setattr(model.get_submodule(parent_name), child, quantized_layer)
     return list(made)
+
+
+def _warn_if_activations_quantized(quant_format: QuantFormat, activation: DType) -> None:
+    """A format whose activations are quantized (W8A8, W4A8 ...) runs here on its weights alone: say so (as vLLM does
+    when it serves an FP8 checkpoint weight-only), since the layer's outputs are then not those of that format."""
+    quantized_to = quant_format.activation.dtype
+    if quantized_to is not None:
+        name = quant_format.name or quant_format.weight.describe()
+        warnings.warn(f"QuantLinear: {name} quantizes activations to {quantized_to}, which humming's dense kernels do "
+                      f"not yet (they take 16-bit activations: WnA16); this layer keeps {activation} activations and "
+                      f"uses {name}'s weight format alone. Pass QuantFormat(<format>.weight) to say so and silence this",
+                      UserWarning, stacklevel=3)
 
 
 def _activation(activation: Any, weight_dtype: torch.dtype) -> DType:

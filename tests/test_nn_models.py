@@ -123,3 +123,25 @@ def test_pack_under_a_meta_default_device_leaves_no_meta_table_behind() -> None:
         assert codec.encode(x, "e4m3").device.type == "cpu"
     outside = packing.pack(q, "bf16")
     assert inside.data.device.type == "cpu" and torch.equal(inside.data, outside.data)
+
+
+def test_a_format_that_quantizes_activations_runs_weight_only_and_says_so() -> None:
+    # fp8_block is W8A8 (e4m3 activations per 128); the dense kernels take 16-bit activations, so the layer is W8A16
+    # on fp8_block's weights: a warning names it (vLLM warns the same way when it serves an FP8 checkpoint weight-only)
+    import warnings
+
+    from humming.core import presets
+    from humming.core.formats import QuantFormat
+
+    linear = nn.Linear(256, 128)
+    with pytest.warns(UserWarning, match=r"fp8_block quantizes activations to e4m3.*keeps bf16 activations"):
+        layer = QuantLinear.from_linear(linear, "fp8_block", activation="bf16")
+    assert layer.packed.format == presets.get("fp8_block").weight
+    q = quantized.quantize(linear.weight.detach(), "fp8_block")
+    with pytest.warns(UserWarning, match="fp8_block quantizes activations"):
+        QuantLinear.from_quantized(q, activation="f16")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the weight format alone, and 16-bit presets, say nothing
+        QuantLinear.from_linear(linear, QuantFormat(presets.get("fp8_block").weight))
+        QuantLinear.from_linear(linear, "fp8_channel_w8a16")
+        quantize_linears(nn.Sequential(nn.Linear(256, 128)), "gptq_int4")
