@@ -102,7 +102,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
         timeout 100 $P --n $n --k $k --m 1 --tiles "tuner; 1,1,2,1,2,256,4,8,2,1,0,1,1 stream-k; tuner"; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/producer-today.txt" ;;
     # the same producer-warp tiles for MXFP4 / NVFP4 (furthest from their 70% line): their compute warps carry 23-30%
-    # fewer stall cycles a stage than the tuner's (sass_loop --stalls, NOTES run 27; a static reading, not a timing).
+    # fewer stall cycles a stage than the tuner's (sass_loop --stalls), and ran 3-9% slower (2026-12-05, NOTES run 27).
     # At K = 4096 the tuner plans data-parallel: its tile under Stream-K is timed too, to part producer from schedule
     producer-fp4) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
       for f in mxfp4 nvfp4; do for nk in "28672 8192" "28672 4096"; do read -r n k <<< "$nk"
