@@ -26,6 +26,10 @@ The layouts, as their public tools write them:
 GPTQ weights whose zero points are all 2^(bits - 1), and compressed-tensors layers without zero points (symmetric
 quantization), come back as signed codes without zero points (``symmetric=None`` decides from the data): the same
 weights, on the kernels' constant-zero path. A result may share memory with the tensors given (pack copies).
+
+Only weights are read: a checkpoint made for quantized activations (FP8's activation scheme, NVFP4's input scales)
+runs here with 16-bit activations, which humming's dense kernels take (W8A16, W4A16), as vLLM serves such a
+checkpoint weight-only where its GPU lacks the kernel.
 """
 
 from __future__ import annotations
