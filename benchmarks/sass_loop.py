@@ -14,7 +14,7 @@ a copy still reads). The control field layout is Volta's, as Jia et al.,
 bits of each 128-bit instruction hold, from the least significant, 4 bits of stall cycles, the yield flag, the write
 and read barrier indices (3 bits each), the 6-bit wait mask and 4 reuse flags; later architectures' disassemblies read
 consistently with it (reuse flags where nvdisasm prints .reuse). A static reading, not a timing: the producer-warp
-decode tiles' compute loops carry 23-32% fewer stall cycles a stage than the tuner's, and ran 3-12% slower on the
+decode tiles' compute loops carry 23-32% fewer stall cycles a stage than the tuner's, and ran 3-11% slower on the
 H200 (NOTES-wna16 run 27).
 """
 

@@ -203,6 +203,8 @@ def quantize_linears(model: nn.Module, fmt: FormatLike, *, activation: DType | s
 
     _refuse_a_bare_linear(model, "quantize_linears", "QuantLinear.from_linear")
     quant_format = as_quant_format(fmt)
+    # once for the model, at the caller's line (each layer's own warning is silenced below)
+    _warn_if_activations_quantized(quant_format, activation or "16-bit")
     chosen = [(name, layer) for name, layer in model.named_modules()
               if isinstance(layer, nn.Linear) and (include is None or include(name, layer))]
     bar = Progress(len(chosen), what=f"{len(chosen)} linear layers", enabled=progress, doing="quantizing")
@@ -211,7 +213,9 @@ def quantize_linears(model: nn.Module, fmt: FormatLike, *, activation: DType | s
     try:
         for name, layer in chosen:
             try:
-                made[name] = QuantLinear.from_linear(layer, quant_format, activation=activation)
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=_WEIGHT_ONLY_WARNING, category=UserWarning)
+                    made[name] = QuantLinear.from_linear(layer, quant_format, activation=activation)
             except HummingError as exc:
                 refused.append(f"{name or '(the model)'} ({layer.in_features} -> {layer.out_features}): {exc}")
             bar.step()
@@ -279,16 +283,20 @@ def _install(model: nn.Module, made: dict[str, "QuantLinear"]) -> list[str]:
     return list(made)
 
 
-def _warn_if_activations_quantized(quant_format: QuantFormat, activation: DType) -> None:
+_WEIGHT_ONLY_WARNING = "QuantLinear: .* quantizes activations"
+
+
+def _warn_if_activations_quantized(quant_format: QuantFormat, activation: DType | str) -> None:
     """A format whose activations are quantized (W8A8, W4A8 ...) runs here on its weights alone: say so (as vLLM does
     when it serves an FP8 checkpoint weight-only), since the layer's outputs are then not those of that format."""
     quantized_to = quant_format.activation.dtype
     if quantized_to is not None:
         name = quant_format.name or quant_format.weight.describe()
-        warnings.warn(f"QuantLinear: {name} quantizes activations to {quantized_to}, which humming's dense kernels do "
-                      f"not yet (they take 16-bit activations: WnA16); this layer keeps {activation} activations and "
-                      f"uses {name}'s weight format alone. Pass QuantFormat(<format>.weight) to say so and silence this",
-                      UserWarning, stacklevel=3)
+        # stacklevel 3: the caller of from_linear / from_quantized / quantize_linears
+        warnings.warn(f"QuantLinear: {name} quantizes activations to {quantized_to}, which humming's dense kernels "
+                      f"do not yet (they take 16-bit activations: WnA16); the layers keep {activation} activations "
+                      f"and use {name}'s weight format alone. Quantize with QuantFormat(<format>.weight) to say so "
+                      "and silence this", UserWarning, stacklevel=3)
 
 
 def _activation(activation: Any, weight_dtype: torch.dtype) -> DType:

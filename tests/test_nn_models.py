@@ -134,7 +134,7 @@ def test_a_format_that_quantizes_activations_runs_weight_only_and_says_so() -> N
     from humming.core.formats import QuantFormat
 
     linear = nn.Linear(256, 128)
-    with pytest.warns(UserWarning, match=r"fp8_block quantizes activations to e4m3.*keeps bf16 activations"):
+    with pytest.warns(UserWarning, match=r"fp8_block quantizes activations to e4m3.*keep bf16 activations"):
         layer = QuantLinear.from_linear(linear, "fp8_block", activation="bf16")
     assert layer.packed.format == presets.get("fp8_block").weight
     q = quantized.quantize(linear.weight.detach(), "fp8_block")
@@ -145,3 +145,6 @@ def test_a_format_that_quantizes_activations_runs_weight_only_and_says_so() -> N
         QuantLinear.from_linear(linear, QuantFormat(presets.get("fp8_block").weight))
         QuantLinear.from_linear(linear, "fp8_channel_w8a16")
         quantize_linears(nn.Sequential(nn.Linear(256, 128)), "gptq_int4")
+    with pytest.warns(UserWarning) as seen:  # once for a model, pointing at the caller's line
+        quantize_linears(nn.Sequential(nn.Linear(256, 128), nn.Linear(128, 64)), "fp8_block")
+    assert len(seen) == 1 and seen[0].filename == __file__
