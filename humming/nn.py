@@ -79,8 +79,13 @@ class QuantLinear(nn.Module):
         act = _activation(activation, linear.weight.dtype)
         quant_format = as_quant_format(fmt)
         _warn_if_activations_quantized(quant_format, act)
+        return cls._quantized(linear, quant_format, act)
+
+    @classmethod
+    def _quantized(cls, linear: nn.Linear, quant_format: QuantFormat, activation: DType) -> "QuantLinear":
+        """from_linear's work, without its warning (quantize_linears warns once for a whole model)."""
         q = quantize(linear.weight.detach(), quant_format)
-        return cls(pack(q, act), None if linear.bias is None else linear.bias.detach())
+        return cls(pack(q, activation), None if linear.bias is None else linear.bias.detach())
 
     @classmethod
     def from_quantized(cls, qweight: QuantizedTensor, bias: torch.Tensor | None = None, *,
@@ -203,8 +208,7 @@ def quantize_linears(model: nn.Module, fmt: FormatLike, *, activation: DType | s
 
     _refuse_a_bare_linear(model, "quantize_linears", "QuantLinear.from_linear")
     quant_format = as_quant_format(fmt)
-    # once for the model, at the caller's line (each layer's own warning is silenced below)
-    _warn_if_activations_quantized(quant_format, activation or "16-bit")
+    _warn_if_activations_quantized(quant_format, activation or "16-bit")  # once for the model, at the caller's line
     chosen = [(name, layer) for name, layer in model.named_modules()
               if isinstance(layer, nn.Linear) and (include is None or include(name, layer))]
     bar = Progress(len(chosen), what=f"{len(chosen)} linear layers", enabled=progress, doing="quantizing")
@@ -213,9 +217,7 @@ def quantize_linears(model: nn.Module, fmt: FormatLike, *, activation: DType | s
     try:
         for name, layer in chosen:
             try:
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", message=_WEIGHT_ONLY_WARNING, category=UserWarning)
-                    made[name] = QuantLinear.from_linear(layer, quant_format, activation=activation)
+                made[name] = QuantLinear._quantized(layer, quant_format, _activation(activation, layer.weight.dtype))
             except HummingError as exc:
                 refused.append(f"{name or '(the model)'} ({layer.in_features} -> {layer.out_features}): {exc}")
             bar.step()
@@ -281,9 +283,6 @@ def _install(model: nn.Module, made: dict[str, "QuantLinear"]) -> list[str]:
         parent_name, _, child = name.rpartition(".")
         setattr(model.get_submodule(parent_name), child, quantized_layer)
     return list(made)
-
-
-_WEIGHT_ONLY_WARNING = "QuantLinear: .* quantizes activations"
 
 
 def _warn_if_activations_quantized(quant_format: QuantFormat, activation: DType | str) -> None:
