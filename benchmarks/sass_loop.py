@@ -31,7 +31,8 @@ from typing import NamedTuple
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from conformance.sass import EM_CUDA, disassemble, elf_machine, is_mma, mma_loop, nvdisasm_path  # noqa: E402
+from conformance.sass import (EM_CUDA, disassemble, elf_machine, is_mma, mma_loop, mma_loop_span,  # noqa: E402
+                              nvdisasm_path)
 from humming import knobs  # noqa: E402
 from humming.core import dtypes  # noqa: E402
 from humming.core.build import compile_spec  # noqa: E402
@@ -44,7 +45,6 @@ from bench_wna16 import FORMATS  # noqa: E402
 
 
 _ENCODED = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;?\s*/\* 0x[0-9a-f]{16} \*/\s*\n\s*/\* (0x[0-9a-f]{16}) \*/")
-_TARGET = re.compile(r"\bBRA\b[^;]*?(\.L_x_\d+)")
 #: Opcodes after which a basic block ends (a branch, an indirect branch, a call, a return, an exit).
 _ENDS_BLOCK = {"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT"}
 
@@ -89,18 +89,13 @@ def loop_blocks(cubin: bytes) -> list[list[Issued]]:
             control = int(found.group(2), 16) >> 41
             rows.append(Issued(found.group(1), stall=control & 0xF, wait_mask=(control >> 11) & 0x3F,
                                write_barrier=(control >> 5) & 7, reuse=control >> 17))
-    best: tuple[int, int, int, int] | None = None  # as conformance.sass.mma_loop: the most MMAs, then the shortest
-    for end, row in enumerate(rows):
-        target = _TARGET.search(row.text)
-        start = labels.get(target.group(1), end + 1) if target else end + 1
-        mmas = sum(1 for r in rows[start:end + 1] if is_mma(_opcode(r.text)))
-        if start <= end and mmas and (best is None or (mmas, start - end) > best[:2]):
-            best = (mmas, start - end, start, end)
-    if best is None:
+    # the loop conformance.sass.mma_loop finds, from the instructions' text without their predicates
+    span = mma_loop_span([r.text.split(None, 1)[1] if r.text.startswith("@") else r.text for r in rows], labels)
+    if span is None:
         return []
     starts = set(labels.values())
     blocks: list[list[Issued]] = []
-    for i in range(best[2], best[3] + 1):
+    for i in range(span[0], span[1] + 1):
         if not blocks or i in starts or _opcode(rows[i - 1].text).split(".")[0] in _ENDS_BLOCK:
             blocks.append([])
         blocks[-1].append(rows[i])

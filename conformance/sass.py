@@ -48,6 +48,7 @@ import subprocess
 import tempfile
 import threading
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -250,6 +251,13 @@ def mma_loop(sass: str) -> list[str]:
         found = _INSTRUCTION.search(row)
         if found:
             lines.append(f"{found.group(1)} {found.group(2).strip()}".strip())
+    span = mma_loop_span(lines, labels)
+    return lines[span[0]:span[1] + 1] if span else []
+
+
+def mma_loop_span(lines: Sequence[str], labels: Mapping[str, int]) -> tuple[int, int] | None:
+    """(first, last) index of mma_loop's loop among ``lines`` (each an instruction's opcode and operands, without its
+    predicate) whose ``labels`` give the index each label stands before; None when no loop holds an MMA."""
     best: tuple[int, int, int, int] | None = None  # (MMAs, -length, start, end)
     for end, text in enumerate(lines):
         target = _BRANCH.search(text)
@@ -259,7 +267,7 @@ def mma_loop(sass: str) -> list[str]:
         mmas = sum(1 for t in lines[start:end + 1] if is_mma(t))
         if mmas and (best is None or (mmas, start - end) > best[:2]):
             best = (mmas, start - end, start, end)
-    return lines[best[2]:best[3] + 1] if best else []
+    return (best[2], best[3]) if best else None
 
 
 # ---- per-kernel summaries, cached by the cubin's content ----------------------------------------------------------
