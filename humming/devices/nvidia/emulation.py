@@ -45,28 +45,26 @@ def check_emulates(target: Target, device: Target) -> None:
     if target.vendor != VENDOR or device.vendor != VENDOR:
         raise UnsupportedError(f"{target} on {device}: only NVIDIA targets' code paths run on an NVIDIA GPU here",
                                missing=[f"an emulation of {target.vendor} code paths"])
-    if target == device:
+    if target == device or _older_paths(target, device):
         return
-    number, suffix = parse_arch(target.arch)
-    if suffix or arch_number(target) > arch_number(device):
-        why = "arch-specific" if suffix else "newer than the GPU"
-        raise UnsupportedError(
-            f"{target.arch}'s code paths cannot run on a {device.arch} GPU ({why}: they may use instructions it lacks)",
-            missing=[f"a {target.arch} GPU"],
-            alternatives=[f"the targets whose paths run there: {', '.join(emulated_on(device)) or 'none'}"])
+    why = "arch-specific" if parse_arch(target.arch)[1] else "newer than the GPU"
+    raise UnsupportedError(
+        f"{target.arch}'s code paths cannot run on a {device.arch} GPU ({why}: they may use instructions it lacks)",
+        missing=[f"a {target.arch} GPU"],
+        alternatives=[f"the targets whose paths run there: {', '.join(emulated_on(device)) or 'none'}"])
+
+
+def _older_paths(target: Target, device: Target) -> bool:
+    """Whether ``target`` is an NVIDIA target without a suffix and no newer than ``device``: its paths run there."""
+    return target.vendor == VENDOR and not parse_arch(target.arch)[1] and arch_number(target) <= arch_number(device)
 
 
 def emulated_on(device: Target) -> list[str]:
     """The catalog's NVIDIA targets whose code paths a GPU of ``device`` runs: those without a suffix no newer."""
     import humming.devices
 
-    found = []
-    for caps in humming.devices.catalog():
-        target = caps.target
-        if target.vendor == VENDOR and target != device and not parse_arch(target.arch)[1] \
-                and arch_number(target) <= arch_number(device):
-            found.append(target.arch)
-    return found
+    return [caps.target.arch for caps in humming.devices.catalog()
+            if caps.target != device and _older_paths(caps.target, device)]
 
 
 def moved_to(plan: KernelPlan, device: DeviceCapabilities) -> KernelPlan:
