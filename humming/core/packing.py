@@ -173,19 +173,20 @@ def code_swizzle(elem: DType, activation: DType) -> tuple[int, ...] | None:
 
 
 @functools.cache
-def _byte_tables(perm: tuple[int, ...], inverse: bool) -> torch.Tensor:
-    """int64 [4, 256]: row j, column v: where the bits of value v in byte j of a word go under the permutation."""
+def _byte_tables(perm: tuple[int, ...], inverse: bool, device: torch.device) -> torch.Tensor:
+    """int64 [4, 256]: row j, column v: where the bits of value v in byte j of a word go under the permutation
+    (built on the CPU, not the ambient default device, which may be meta; cached per device, as codec's tables)."""
     moves = [(d, c) if inverse else (c, d) for c, d in enumerate(perm)]
-    table = torch.zeros(4, 256, dtype=torch.int64, device="cpu")  # not the ambient default device (meta, say)
+    table = torch.zeros(4, 256, dtype=torch.int64, device="cpu")
     v = torch.arange(256, dtype=torch.int64, device="cpu")
     for src, dst in moves:
         table[src // 8] |= ((v >> (src % 8)) & 1) << dst
-    return table
+    return table.to(device)
 
 
 def _permute_bits(words: torch.Tensor, perm: tuple[int, ...], inverse: bool = False) -> torch.Tensor:
     """Move bit c of every int64-held 32-bit word to bit perm[c] (or back, ``inverse``): a table lookup a byte."""
-    table = _byte_tables(perm, inverse).to(words.device)
+    table = _byte_tables(perm, inverse, words.device)
     out = table[0][words & 0xFF]
     for j in range(1, 4):
         out |= table[j][(words >> (8 * j)) & 0xFF]
