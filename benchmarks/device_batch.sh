@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests older-targets jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -638,6 +638,29 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
         timeout 100 $P --format "$f" --n $n --k $k --m 16 --tiles "$T"; done; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/w8-m16.txt" ;;
     # the issue's largest M (65536) with operands past 2^31 bytes: the tuner's kernel and the mma.sync tile (GPU test)
+    # the decode tiles with f16 activations beside bf16 (the f16 magic read takes two nibble positions a shift, bf16
+    # one): the tuner's plan at M = 1 / 16 on the three large shapes, W4A16 s4 g128 and MXFP4, verified
+    f16-decode) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --tiles tuner"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        for act in bf16 f16; do timeout 60 $P --n $n --k $k --m 1,16 --act $act | grep "M="; done; done
+      for act in bf16 f16; do timeout 60 $P --format mxfp4 --m 1,16 --act $act | grep "M="; done
+    } 2>&1 | tee "$OUT/f16-decode.txt" ;;
+    # the mma.sync kernel at M >= 1024 on this GPU (the issue's "M >= 1024 at >= 0.75x cuBLAS bf16 on mma.sync"; the
+    # path of every target without wgmma): the LARGE_SMEM rule's 128 x 256 tile with 64- and 128-deep stages, data-
+    # parallel and Stream-K, against the tuner's wgmma plan (timed first) and, last, cuBLAS in the same process; then
+    # the same tile without the dequantisation (HM_ABLATE=2, wrong values: this GPU's mma.sync pipeline ceiling)
+    msync-big) { P="python3 benchmarks/profile_wna16.py --reps 10"
+      T="2,4,4,1,1,64,4,8,1; 2,4,4,1,1,64,4,8,1 data-parallel; 2,4,4,1,1,128,3,8,1; 2,4,4,1,1,128,3,8,1 data-parallel"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 100 $P --verify --n $n --k $k --m 1024,4096 --tiles "$T" | grep "M=\\|skip"; done
+      timeout 80 $P --m 1024,4096 --tiles "2,4,4,1,1,64,4,8,1 +HM_ABLATE=2; 2,4,4,1,1,128,3,8,1 +HM_ABLATE=2" | grep "M="
+      timeout 120 python3 benchmarks/bench_wna16.py --quick --reps 10 --m 1024,4096 --formats "w4a16 s4 g128" | tail -8
+    } 2>&1 | tee "$OUT/msync-big.txt" ;;
+    # msync-big's two stage depths for the other formats at 28672 x 8192, M = 1024, verified
+    msync-formats) { P="python3 benchmarks/profile_wna16.py --reps 10 --verify --m 1024"
+      for f in "w4a16 u4 zp g128" "w8a16 s8 ch" "w8a16 e4m3 ch" mxfp4 nvfp4; do
+        timeout 70 $P --format "$f" --tiles "2,4,4,1,1,64,4,8,1; 2,4,4,1,1,128,3,8,1" | grep "M=\\|skip"; done
+    } 2>&1 | tee "$OUT/msync-formats.txt" ;;
     large-m) timeout 300 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -rs \
                -k largest_m 2>&1 | tail -6 | tee "$OUT/large-m.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
