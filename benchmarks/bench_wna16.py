@@ -59,28 +59,30 @@ SWEEP = {
 }
 
 
-def bench_weights(fmt: WeightFormat, n: int, k: int, keep_q: bool):
-    """Random [n, k] weights quantized to ``fmt`` and packed for bf16, as every timed case makes them: (packed, the
-    quantized tensor when ``keep_q``, else None, freed before anything is timed)."""
+def bench_weights(fmt: WeightFormat, n: int, k: int, keep_q: bool, act: dtypes.DType = dtypes.bf16):
+    """Random [n, k] weights quantized to ``fmt`` and packed for ``act``, as every timed case makes them: (packed,
+    the quantized tensor when ``keep_q``, else None, freed before anything is timed)."""
     w = torch.randn(n, k, device="cuda")
     q = quantized.quantize(w, QuantFormat(fmt))
     del w
-    pw = packing.pack(q, dtypes.bf16)
+    pw = packing.pack(q, act)
     return pw, (q if keep_q else None)
 
 
 def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: Timer, *, sweep: bool,
-                 roof, results: list, baselines: dict, verify: bool = False, chain: int = 0) -> None:
+                 roof, results: list, baselines: dict, verify: bool = False, chain: int = 0,
+                 act: dtypes.DType = dtypes.bf16) -> None:
     import humming.ops as hg
 
-    pw, q = bench_weights(fmt, n, k, verify)
+    pw, q = bench_weights(fmt, n, k, verify, act)
     # --chain: the other layers' weights (distinct, so that each layer reads its own cold)
-    others = [bench_weights(fmt, n, k, False)[0] for _ in range(chain - 1)] if chain > 1 else []
+    others = [bench_weights(fmt, n, k, False, act)[0] for _ in range(chain - 1)] if chain > 1 else []
     caps, tuner, sms = hg._device(0)
+    tdt = torch.float16 if act == dtypes.f16 else torch.bfloat16
     for m in ms:
-        x = torch.randn(m, k, device="cuda").to(torch.bfloat16)
-        out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-        problem = GemmProblem(m, n, k, fmt, dtypes.bf16, dtypes.bf16)
+        x = torch.randn(m, k, device="cuda").to(tdt)
+        out = torch.empty(m, n, device="cuda", dtype=tdt)
+        problem = GemmProblem(m, n, k, fmt, act, act)
         plans = [tuner.plan(problem, caps, sms)]
         if sweep:
             group = "decode" if m <= 16 else ("m64" if m <= 128 else "large")
@@ -122,7 +124,8 @@ def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: 
             chained = chain_time(timer, fns)
         base = baselines.get((n, k, m), {})
         floor = roof(problem)
-        row = {"shape": f"{n}x{k}", "m": m, "format": fmt.describe(), "us": chosen, "roof_us": floor,
+        row = {"shape": f"{n}x{k}", "m": m, "format": fmt.describe(), "act": act.name, "us": chosen,
+               "roof_us": floor,
                "pct_roof": 100 * floor / chosen, "cublas_us": base.get("cublas"), "fp8_us": base.get("fp8"),
                "x_cublas": (base["cublas"] / chosen) if base.get("cublas") else None,
                "tile": plans[0].spec.tile.describe(), "schedule": plans[0].schedule, "verified": checked}
@@ -133,7 +136,8 @@ def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: 
             row["best_us"] = best[0]
             row["best"] = f"{best[1].spec.tile} {best[1].schedule}"
         results.append(row)
-        print(f"  {row['shape']:>11} M={m:<5} {fmt.describe()[:40]:<40} {chosen:8.1f} us {row['pct_roof']:5.1f}% roof"
+        print(f"  {row['shape']:>11} M={m:<5} {fmt.describe()[:40]:<40} {act.name:<4} {chosen:8.1f} us "
+              f"{row['pct_roof']:5.1f}% roof"
               + (f"  best {best[0]:.1f} us {row.get('best', '')}" if sweep else "")
               + (f"  chain {chained:.1f} us {row['chain_pct_roof']:.1f}%" if chained is not None else "")
               + ("" if checked is None else f"  verify {'ok' if checked == 'ok' else 'FAIL: ' + checked}"), flush=True)
@@ -258,12 +262,19 @@ def main() -> None:
                     "reference after its replays")
     ap.add_argument("--chain", type=int, default=0, help="also time each line as one of this many consecutive layers "
                     "over distinct weights in one graph (per layer; cuBLAS too)")
+    ap.add_argument("--act", default="bf16", help="activation and output dtype of the humming lines, bf16 or f16, "
+                    "or both as a comma list (each case then timed in both, one after the other, in this process); "
+                    "the baselines stay cuBLAS bf16 and FP8, as the issue names them")
     ap.add_argument("--check", action="store_true", help="run the correctness matrix (isolated processes) only")
     ap.add_argument("--check-from", type=int, default=-1, help=argparse.SUPPRESS)
     ap.add_argument("--only", default="", help="with --check: a comma list of the test matrix's format ids")
     ap.add_argument("--diagnose", type=int, default=-1, help="run one case of format #i once, save its cubin to $OUT")
     ap.add_argument("--diag-m", type=int, default=1, help="with --diagnose: M of that case (f16, the first shape)")
     args = ap.parse_args()
+    named = {"bf16": dtypes.bf16, "f16": dtypes.f16}
+    if not set(args.act.split(",")) <= set(named):
+        ap.error(f"--act takes bf16, f16 or both (bf16,f16), not {args.act!r}")
+    acts = [named[a] for a in args.act.split(",")]
     require_cuda(Path(__file__).name)
     if args.diagnose >= 0:
         import os
@@ -295,7 +306,7 @@ def main() -> None:
     rate, bw = unwarmed_then_warmed(timer, bf16_rate, copy_bandwidth)
     print(f"copy bandwidth {bw / 1e12:.3f} TB/s (read-only pass {read_bandwidth(timer) / 1e12:.3f} TB/s, L2 flush by "
           f"{args.flush}), cuBLAS bf16 8192^3 {rate / 1e12:.0f} TFLOP/s "
-          f"({torch.cuda.get_device_name()}, torch {torch.__version__})", flush=True)
+          f"({torch.cuda.get_device_name()}, torch {torch.__version__}); humming lines in {args.act}", flush=True)
 
     def roof(p: GemmProblem) -> float:
         return max(p.bytes_moved() / bw, p.flops / rate) * 1e6
@@ -310,10 +321,12 @@ def main() -> None:
         is_w4 = name.startswith("w4a16 s4")
         for n, k in (shapes if is_w4 else LARGE):
             ms = w4_ms if is_w4 else (1, 16)
-            humming_case(fmt, n, k, ms, timer, sweep=args.sweep and is_w4, roof=roof, results=results,
-                         baselines=baselines, verify=args.verify, chain=args.chain)
+            for act in acts:
+                humming_case(fmt, n, k, ms, timer, sweep=args.sweep and is_w4, roof=roof, results=results,
+                             baselines=baselines, verify=args.verify, chain=args.chain, act=act)
             torch.cuda.empty_cache()
-    print(f"\n{'shape':>11} {'M':>5} {'format':<44} {'us':>8} {'%roof':>6} {'xcuBLAS':>8} {'cuBLAS':>8} {'FP8':>8}"
+    print(f"\n{'shape':>11} {'M':>5} {'format':<44} {'act':<4} {'us':>8} {'%roof':>6} {'xcuBLAS':>8} {'cuBLAS':>8} "
+          f"{'FP8':>8}"
           + (f" {'chain':>8} {'%roof':>6} {'cuBLAS':>8} {'x':>6}" if args.chain > 1 else ""))
     for r in results:
         x = f"{r['x_cublas']:.2f}x" if r["x_cublas"] else "-"
@@ -324,7 +337,8 @@ def main() -> None:
             cc = r["cublas_chain_us"]
             tail = (f" {r['chain_us']:8.1f} {r['chain_pct_roof']:6.1f} {cc or 0:8.1f} "
                     f"{(cc / r['chain_us']) if cc else 0:5.2f}x")
-        print(f"{r['shape']:>11} {r['m']:>5} {r['format'][:44]:<44} {r['us']:8.1f} {r['pct_roof']:6.1f} {x:>8} "
+        print(f"{r['shape']:>11} {r['m']:>5} {r['format'][:44]:<44} {r['act']:<4} {r['us']:8.1f} "
+              f"{r['pct_roof']:6.1f} {x:>8} "
               f"{cb:>8} {f8:>8}" + tail + (f"  best {r['best_us']:.1f} {r['best']}" if "best" in r else ""))
     print(f"total {time.time() - t0:.0f} s")
     if args.json:

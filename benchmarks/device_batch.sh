@@ -638,12 +638,11 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
         timeout 100 $P --format "$f" --n $n --k $k --m 16 --tiles "$T"; done; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/w8-m16.txt" ;;
     # the issue's largest M (65536) with operands past 2^31 bytes: the tuner's kernel and the mma.sync tile (GPU test)
-    # the decode tiles with f16 activations beside bf16 (the f16 magic read takes two nibble positions a shift, bf16
-    # one): the tuner's plan at M = 1 / 16 on the three large shapes, W4A16 s4 g128 and MXFP4, verified
-    f16-decode) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --tiles tuner"
-      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
-        for act in bf16 f16; do timeout 60 $P --n $n --k $k --m 1,16 --act $act | grep "M="; done; done
-      for act in bf16 f16; do timeout 60 $P --format mxfp4 --m 1,16 --act $act | grep "M="; done
+    # the decode lines with f16 activations beside bf16, each case in both, one after the other, in one process (the
+    # f16 magic read takes two nibble positions a shift, bf16 one): W4A16 s4 g128 against cuBLAS, then MXFP4 / NVFP4
+    f16-decode) { B="python3 benchmarks/bench_wna16.py --quick --reps 25 --chain 8 --act bf16,f16"
+      timeout 200 $B --m 1,16,64 --formats "w4a16 s4 g128" --json "$OUT/f16-decode-w4.json" | tail -21
+      timeout 150 $B --no-baselines --formats "mxfp4,nvfp4" --json "$OUT/f16-decode-fp4.json" | tail -25
     } 2>&1 | tee "$OUT/f16-decode.txt" ;;
     # the mma.sync kernel at M >= 1024 on this GPU (the issue's "M >= 1024 at >= 0.75x cuBLAS bf16 on mma.sync"; the
     # path of every target without wgmma): the LARGE_SMEM rule's 128 x 256 tile with 64- and 128-deep stages, data-
