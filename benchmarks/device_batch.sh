@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests older-targets jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats f8-prmt large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -660,6 +660,17 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       for f in "w4a16 u4 zp g128" "w8a16 s8 ch" "w8a16 e4m3 ch" mxfp4 nvfp4; do
         timeout 70 $P --format "$f" --tiles "2,4,4,1,1,64,4,8,1; 2,4,4,1,1,128,3,8,1" | grep "M=\\|skip"; done
     } 2>&1 | tee "$OUT/msync-formats.txt" ;;
+    # 8-bit float codes by one sign-replicating byte permute a pair (HM_F8_PRMT=1, dequant/values.cuh): e4m3 per
+    # channel at M = 1 / 16 on the three large shapes and M = 64 / 1024 on one, interleaved with the default build,
+    # verified; then the check matrix's 8-bit float formats (e4m3 channel / block, e5m2, e3m4) built with it
+    f8-prmt) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --format"; F="w8a16 e4m3 ch"
+      T="tuner; tuner +HM_F8_PRMT=1; tuner; tuner +HM_F8_PRMT=1"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 70 $P "$F" --n $n --k $k --m 1,16 --tiles "$T" | grep "M="; done
+      timeout 70 $P "$F" --m 64,1024 --tiles "$T" | grep "M="
+      HUMMING_KERNEL_DEFINES=HM_F8_PRMT=1 timeout 150 python3 benchmarks/bench_wna16.py --check \
+        --only e4m3_channel,e4m3_block,e5m2_channel,e3m4_g64 | tail -6
+    } 2>&1 | tee "$OUT/f8-prmt.txt" ;;
     large-m) timeout 300 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -rs \
                -k largest_m 2>&1 | tail -6 | tee "$OUT/large-m.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;

@@ -19,6 +19,12 @@
 #define HM_NO_ZERO_SUB 0
 #endif
 
+// 8-bit float codes (e4m3, e3m4; e5m2 into bf16): 1 = each pair by one sign-replicating byte permute, a shift and a
+// mask (float_pair_unfixed); 0 = the sign and the other bits moved apart (the form before 2026-12-05). Timing switch.
+#ifndef HM_F8_PRMT
+#define HM_F8_PRMT 0
+#endif
+
 namespace humming {
 namespace dequant {
 
@@ -124,6 +130,14 @@ HM_DEVICE u32 float_pair_unfixed(Act, const u32 (&w)[B]) {
   constexpr u32 em_mask = ((1u << (B - 1)) - 1u) * 0x00010001u << (tm - M);
   if constexpr (16 - B == tm - M) {
     return code_pair<B, P, tm - M>(w);  // the sign lands on bit 15 with the same shift (e5m2 -> f16)
+  } else if constexpr (B == 8 && HM_F8_PRMT != 0) {
+    // Bytes i and 2 + i, each under a byte of its own sign (PRMT's sign-replicating selectors 8 + i, 10 + i):
+    // shifted left by tm - M (<= 7), the code's exponent and mantissa sit where the target's do and bit 15 is a
+    // copy of the sign; one mask keeps those. Three instructions a pair against three or four (two shifts, one
+    // or two masks) for the sign and the rest moved apart.
+    constexpr int i = P % 2;
+    const u32 x = arch::prmt(w[P / 2], 0u, i == 0 ? 0xA280u : 0xB391u);
+    return (x << (tm - M)) & (em_mask | 0x80008000u);
   } else {
     const u32 em = code_pair<B, P, tm - M>(w) & em_mask;
     const u32 sign = code_pair<B, P, 16 - B>(w) & 0x80008000u;
