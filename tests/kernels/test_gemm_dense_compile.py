@@ -851,3 +851,17 @@ def test_the_wgmma_kernels_read_s8_straight_into_bf16(tmp_path: Path) -> None:
         ops[m] = sum(t.startswith("F2FP") for t in loop), sum(t.startswith("HADD2.BF16") for t in loop)
     assert ops[64] == (0, 64), f"M = 64: (F2FP, HADD2.BF16) = {ops[64]}"
     assert ops[16][0] == 64, f"M = 16: (F2FP, HADD2.BF16) = {ops[16]}"
+
+
+@pytest.mark.parametrize("act", [dtypes.bf16, dtypes.f16])
+def test_eight_bit_float_codes_take_one_byte_permute_a_pair_under_the_switch(act: dtypes.DType,
+                                                                             tmp_path: Path) -> None:
+    # dequant::float_pair_unfixed with HM_F8_PRMT=1: each e4m3 pair is one sign-replicating PRMT, a shift and a mask
+    # (three instructions where the sign and the rest moved apart took three or four). The decode loop of 16 x 128
+    # weights a warp's stage has 64 pairs; the default build has no PRMT there.
+    fmt = presets.get("fp8_channel_w8a16").weight
+    spec = tuning.TUNER.plan(GemmProblem(16, 28672, 4096, fmt, act, act), archs.capabilities("sm_90a"), 132).spec
+    loops = {d: _hot_loop(spec, tmp_path, d) for d in ("", "HM_F8_PRMT=1")}
+    prmts = {d: sum(t.startswith("PRMT") for t in loop) for d, loop in loops.items()}
+    assert prmts == {"": 0, "HM_F8_PRMT=1": 64}, prmts
+    assert len(loops["HM_F8_PRMT=1"]) <= len(loops[""]) - 24, {d: len(loop) for d, loop in loops.items()}
