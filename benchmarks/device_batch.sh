@@ -637,7 +637,6 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       for f in "w8a16 s8 ch" "w8a16 e4m3 ch"; do for nk in "28672 4096" "28672 8192" "8192 28672"; do read -r n k <<< "$nk"
         timeout 100 $P --format "$f" --n $n --k $k --m 16 --tiles "$T"; done; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/w8-m16.txt" ;;
-    # the issue's largest M (65536) with operands past 2^31 bytes: the tuner's kernel and the mma.sync tile (GPU test)
     # the decode lines with f16 activations beside bf16, each case in both, one after the other, in one process (the
     # f16 magic read takes two nibble positions a shift, bf16 one): W4A16 s4 g128 against cuBLAS, then MXFP4 / NVFP4
     f16-decode) { B="python3 benchmarks/bench_wna16.py --quick --reps 25 --chain 8 --act bf16,f16"
@@ -645,8 +644,9 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       timeout 150 $B --no-baselines --formats "mxfp4,nvfp4" --json "$OUT/f16-decode-fp4.json" | tail -25
     } 2>&1 | tee "$OUT/f16-decode.txt" ;;
     # the mma.sync kernel at M >= 1024 on this GPU (the issue's "M >= 1024 at >= 0.75x cuBLAS bf16 on mma.sync"; the
-    # path of every target without wgmma): the LARGE_SMEM rule's 128 x 256 tile with 64- and 128-deep stages, data-
-    # parallel and Stream-K, against the tuner's wgmma plan (timed first) and, last, cuBLAS in the same process; then
+    # path of every target without wgmma): the LARGE_SMEM rule's 128 x 256 tile with 64- and 128-deep stages, under
+    # the tuner's schedule and data-parallel, against the tuner's wgmma plan (timed first) and, last, cuBLAS in the
+    # same process; then
     # the same tile without the dequantisation (HM_ABLATE=2, wrong values: this GPU's mma.sync pipeline ceiling)
     msync-big) { P="python3 benchmarks/profile_wna16.py --reps 10"
       T="2,4,4,1,1,64,4,8,1; 2,4,4,1,1,64,4,8,1 data-parallel; 2,4,4,1,1,128,3,8,1; 2,4,4,1,1,128,3,8,1 data-parallel"
@@ -671,6 +671,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       HUMMING_KERNEL_DEFINES=HM_F8_PRMT=1 timeout 150 python3 benchmarks/bench_wna16.py --check \
         --only e4m3_channel,e4m3_block,e5m2_channel,e3m4_g64 | tail -6
     } 2>&1 | tee "$OUT/f8-prmt.txt" ;;
+    # the issue's largest M (65536) with operands past 2^31 bytes: the tuner's kernel and the mma.sync tile (GPU test)
     large-m) timeout 300 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -rs \
                -k largest_m 2>&1 | tail -6 | tee "$OUT/large-m.txt" ;;
     conformance) timeout 180 python3 -m humming conformance --device 0 --level all --report "$OUT/conformance" 2>&1 | tee "$OUT/conformance.txt" | tail -30 ;;
