@@ -78,7 +78,7 @@ def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: 
     # --chain: the other layers' weights (distinct, so that each layer reads its own cold)
     others = [bench_weights(fmt, n, k, False, act)[0] for _ in range(chain - 1)] if chain > 1 else []
     caps, tuner, sms = hg._device(0)
-    tdt = torch.float16 if act == dtypes.f16 else torch.bfloat16
+    tdt = hg._TORCH[act]
     for m in ms:
         x = torch.randn(m, k, device="cuda").to(tdt)
         out = torch.empty(m, n, device="cuda", dtype=tdt)

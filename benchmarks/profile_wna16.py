@@ -127,7 +127,7 @@ def profile(args: argparse.Namespace) -> None:
 
     fmt = FORMATS[args.format]
     act = dtypes.DType.parse(args.act) if hasattr(dtypes.DType, "parse") else getattr(dtypes, args.act)
-    tdt = torch.float16 if act == dtypes.f16 else torch.bfloat16
+    tdt = hg._TORCH[act]
     # The bandwidths first, on a fresh allocator: measured after the weights' quantisation (whose 1 GB float
     # matrix is freed again) the same copy read 3.83 instead of 4.26 TB/s in some processes (H200, 2026-12-03).
     timer = None if args.loop else Timer(args.reps, args.flush)
