@@ -45,6 +45,14 @@
 #define HM_NO_A_LOADS 0
 #endif
 
+// Experiment switch (timing only until measured): 1 = the swapped form's stage holds only the activation rows its
+// n8 fragments read (8 x SWAP_N8) instead of the tile's 16, which at SWAP_N8 = 1 (M <= 8) frees 4 KB a 256-deep
+// stage: three CTAs an SM with three stages, or two with five (NOTES-wna16 run 29). Rows past M stay unloaded as
+// before. The twin mirrors it in GemmDenseSpec.activation_rows.
+#ifndef HM_SWAP_A_ROWS
+#define HM_SWAP_A_ROWS 0
+#endif
+
 namespace humming {
 
 template <class Act_,        // f16_t | bf16_t: activation and MMA operand type
@@ -97,7 +105,9 @@ struct GemmDenseConfig {
   static_assert(kSMode != kScaleGroup || (kGS % 16 == 0 && (kGS % kBK == 0 || kBK % kGS == 0)),
                 "group size must be a multiple of 16 and divide or be divided by BK");
 
-  using Stage = memory::StageLayout<kBM, kBN, kBK, kWBits, (kSMode == kScaleGroup ? (kGS >= kBK ? 1 : kBK / kGS) : 0),
+  // Rows of the stage's activation tile (HM_SWAP_A_ROWS above); the tile itself, its workspace and epilogue keep kBM.
+  static constexpr int kARows = HM_SWAP_A_ROWS && kSwapAB ? 8 * SWAP_N8_ : kBM;
+  using Stage = memory::StageLayout<kARows, kBN, kBK, kWBits, (kSMode == kScaleGroup ? (kGS >= kBK ? 1 : kBK / kGS) : 0),
                                     dequant::ScaleBytes<kSDT>::value,
                                     (kZMode == kZeroGroup ? (kZGS == 0 || kZGS >= kBK ? 1 : kBK / kZGS) : 0)>;
   static constexpr int kRedBytes = kWarpK > 1 ? (kWarpK - 1) * kBM * kBN * 4 : 0;
@@ -249,7 +259,7 @@ struct GemmDense {
       }
       u32 a[FM][4];
       u32 x[2][2];  // swapped form: the n8 operands (rows 0-7, 8-15)
-      if constexpr (Cfg::kSwapAB) mma::load_n8_operands<BK>(x, sA, ks, lane);
+      if constexpr (Cfg::kSwapAB) mma::load_n8_operands<BK, Stage::BM>(x, sA, ks, lane);
       if constexpr (kFixOnActivations) {
         constexpr u32 kShift2 = (static_cast<u32>(127 + kActShift) << 7) * 0x00010001u;  // 2^kActShift, a bf16 pair
 #pragma unroll

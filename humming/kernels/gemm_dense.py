@@ -12,6 +12,7 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from humming import knobs
 from humming.capabilities.model import DeviceCapabilities, Target
 from humming.core import dtypes
 from humming.core.codegen import KernelSpec, Requirement, param
@@ -199,6 +200,9 @@ class GemmDenseSpec(KernelSpec):
     #: whether split tiles reach the fix-up in the swapped accumulator layout (the wgmma form): larger ones are then
     #: finished by finish_spread (epilogue/finish.cuh); this kernel unswaps them first
     finishes_swapped_tiles: ClassVar[bool] = False
+    #: experiment switches ("NAME=V,...") a timing variant's class is built with (benchmarks/profile_wna16.py
+    #: with_defines), besides HUMMING_KERNEL_DEFINES; the sizes below mirror the ones that change them
+    defines: ClassVar[str] = ""
 
     act: DType = param(allowed=ACTIVATIONS, cpp=_act_cpp, doc="activation and MMA operand dtype")
     out: DType = param(allowed=ACTIVATIONS, cpp=_act_cpp, doc="output dtype")
@@ -326,13 +330,23 @@ class GemmDenseSpec(KernelSpec):
         t = self.tile
         r = lambda x: (x + 127) // 128 * 128  # noqa: E731
         w = (t.bk // 16) * (t.block_n // 64) * 128 * self.wbits
-        a = t.block_m * t.bk * 2
+        a = self.activation_rows() * t.bk * 2
         srows = (1 if self.gs >= t.bk else t.bk // self.gs) if self.smode is ScaleMode.GROUP else 0
         sbytes = 2 if self.sdt is ScaleStorage.ACT else 1
         zrows = (1 if self.zgs == 0 or self.zgs >= t.bk else t.bk // self.zgs) if self.zmode is ZeroMode.ROWS else 0
         stage = r(r(r(r(w) + a) + srows * t.block_n * sbytes) + zrows * t.block_n * 2)
         red = (t.warp_k - 1) * t.block_m * t.block_n * 4 if t.warp_k > 1 else 0
         return t.stages * stage + red + self.barrier_bytes()
+
+    def switched_on(self, name: str) -> bool:
+        """Whether the experiment switch ``name`` (a template macro) is 1 in this kernel's build."""
+        return f"{name}=1" in (*knobs.kernel_defines.get(), *self.defines.split(","))
+
+    def activation_rows(self) -> int:
+        """Rows of a stage's activation tile: the tile's, or under HM_SWAP_A_ROWS=1 (gemm_dense.cuh, an experiment)
+        only those the swapped form's n8 fragments read, 8 x swap_n8."""
+        t = self.tile
+        return 8 * t.swap_n8 if t.swap_n8 and self.switched_on("HM_SWAP_A_ROWS") else t.block_m
 
     #: Warps a producer takes (``producer=1``): one here; the wgmma kernels take a warpgroup.
     producer_warps = 1

@@ -865,3 +865,23 @@ def test_eight_bit_float_codes_take_one_byte_permute_a_pair_under_the_switch(act
     prmts = {d: sum(t.startswith("PRMT") for t in loop) for d, loop in loops.items()}
     assert prmts == {"": 0, "HM_F8_PRMT=1": 64}, prmts
     assert len(loops["HM_F8_PRMT=1"]) <= len(loops[""]) - 24, {d: len(loop) for d, loop in loops.items()}
+
+
+def test_the_swapped_form_stages_only_the_activation_rows_it_reads_under_the_switch(tmp_path: Path) -> None:
+    # HM_SWAP_A_ROWS=1 (gemm_dense.cuh, an experiment): a one-fragment decode kernel (M <= 8) stages 8 activation
+    # rows instead of 16, 4 KB less a 256-deep stage, so that three CTAs with three stages fit an H200 SM; its loop
+    # reads them with one ldmatrix.x2 a k16 step. The twin mirrors the size; two-fragment kernels keep 16 rows.
+    per_sm = archs.capabilities("sm_90a").limits.shared_memory_per_sm
+    for m, rows in ((1, 8), (8, 8), (16, 16)):
+        spec = _h200_plan(m, 28672, 8192).spec
+        plain = spec.smem_bytes()
+        with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES="HM_SWAP_A_ROWS=1"):
+            assert spec.activation_rows() == rows, spec.tile
+            assert compile_spec(spec).exports["smem_bytes"] == spec.smem_bytes(), spec.tile
+            assert spec.smem_bytes() == plain - spec.stages * (16 - rows) * spec.bk * 2, spec.tile
+            three = replace(spec, stages=3, min_blocks=3)
+            assert (3 * (three.smem_bytes() + 1024) <= per_sm) == (rows == 8), spec.tile
+    loops = {d: _hot_loop(_h200_plan(1, 28672, 8192).spec, tmp_path, d) for d in ("", "HM_SWAP_A_ROWS=1")}
+    ldsm = {d: sorted({t.split()[0] for t in loop if t.startswith("LDSM")}) for d, loop in loops.items()}
+    assert ldsm == {"": ["LDSM.16.M88.4"], "HM_SWAP_A_ROWS=1": ["LDSM.16.M88.2"]}, ldsm
+    assert len(loops["HM_SWAP_A_ROWS=1"]) < len(loops[""]), {d: len(loop) for d, loop in loops.items()}
