@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests older-targets jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats f8-prmt a-rows a-rows-check large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats f8-prmt a-rows red-stage a-rows-check large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -683,9 +683,19 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
         timeout 75 $P --n $n --k $k --m 8 --tiles "$T8" | grep "M=\|skip"; done
       for f in mxfp4 nvfp4; do timeout 75 $P --format $f --m 1 --tiles "$T1" | grep "M=\|skip"; done
     } 2>&1 | tee "$OUT/a-rows.txt" ;;
-    # the check matrix with every kernel built under HM_SWAP_A_ROWS=1 (its M <= 8 cases take the switch)
-    a-rows-check) HUMMING_KERNEL_DEFINES=HM_SWAP_A_ROWS=1 timeout 300 python3 benchmarks/bench_wna16.py --check 2>&1 \
-                    | tee "$OUT/a-rows-check.txt" | tail -4 ;;
+    # the k-warp reduction through the stage just read (HM_RED_IN_STAGE=1, gemm_dense.cuh): the M = 16 tile with three
+    # CTAs an SM and three 256-deep stages, which only it fits (ptxas spills 52 bytes there at 168 registers), beside
+    # the tuner's, interleaved, verified, on the three large shapes and MXFP4 M = 16
+    red-stage) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --m 16"; R="+HM_RED_IN_STAGE=1"
+      T="tuner; tuner $R; 1,1,2,1,2,256,3,8,3,2 $R; tuner; 1,1,2,1,2,256,3,8,3,2 $R"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 75 $P --n $n --k $k --tiles "$T" | grep "M=\|skip"; done
+      timeout 75 $P --format mxfp4 --tiles "$T" | grep "M=\|skip"
+    } 2>&1 | tee "$OUT/red-stage.txt" ;;
+    # the check matrix with every kernel built under both switches (M <= 8 cases take HM_SWAP_A_ROWS, every tile with
+    # k-warps HM_RED_IN_STAGE)
+    a-rows-check) HUMMING_KERNEL_DEFINES=HM_SWAP_A_ROWS=1,HM_RED_IN_STAGE=1 timeout 300 python3 benchmarks/bench_wna16.py \
+                    --check 2>&1 | tee "$OUT/a-rows-check.txt" | tail -4 ;;
     # the issue's largest M (65536) with operands past 2^31 bytes: the tuner's kernel and the mma.sync tile (GPU test)
     large-m) timeout 300 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -rs \
                -k largest_m 2>&1 | tail -6 | tee "$OUT/large-m.txt" ;;

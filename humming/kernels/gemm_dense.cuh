@@ -52,6 +52,12 @@
 #ifndef HM_SWAP_A_ROWS
 #define HM_SWAP_A_ROWS 0
 #endif
+// Experiment switch (timing only until measured): 1 = the k-warp reduction at a tile's finish goes through the stage
+// the k-loop read last instead of a buffer of its own (8 KB for the decode tiles), so that the M <= 16 tile fits
+// three CTAs an SM with three 256-deep stages (NOTES-wna16 run 29). Kernels with every thread copying only.
+#ifndef HM_RED_IN_STAGE
+#define HM_RED_IN_STAGE 0
+#endif
 
 namespace humming {
 
@@ -110,7 +116,12 @@ struct GemmDenseConfig {
   using Stage = memory::StageLayout<kARows, kBN, kBK, kWBits, (kSMode == kScaleGroup ? (kGS >= kBK ? 1 : kBK / kGS) : 0),
                                     dequant::ScaleBytes<kSDT>::value,
                                     (kZMode == kZeroGroup ? (kZGS == 0 || kZGS >= kBK ? 1 : kBK / kZGS) : 0)>;
-  static constexpr int kRedBytes = kWarpK > 1 ? (kWarpK - 1) * kBM * kBN * 4 : 0;
+  // The k-warp reduction's buffer: its own, after the stages; or, under HM_RED_IN_STAGE (above), the stage the k-loop
+  // read last, which no copy refills before the next k-step's barrier (scheduler/pipeline.cuh).
+  static constexpr int kRedBytes0 = kWarpK > 1 ? (kWarpK - 1) * kBM * kBN * 4 : 0;
+  static constexpr bool kRedInStage =
+      HM_RED_IN_STAGE && WARP_K_ > 1 && BULK_W_ == 0 && PRODUCER_ == 0 && kRedBytes0 <= Stage::kBytes;
+  static constexpr int kRedBytes = kRedInStage ? 0 : kRedBytes0;
   // Weights through the bulk copy engine: one 8-byte mbarrier per stage after the reduction buffer.
   static constexpr bool kBulkWeights = BULK_W_ != 0;
 #if defined(HM_ARCH) && HM_ARCH < 900

@@ -326,7 +326,8 @@ class GemmDenseSpec(KernelSpec):
                             ("a tile with fewer stages or a smaller block",)))
 
     # ---- sizes (the cubin exports the authoritative values; these mirror them for planning before a compile) --
-    def smem_bytes(self) -> int:
+    def stage_bytes(self) -> int:
+        """One pipeline stage: weights, activations, scale and zero-point rows (memory/stage.cuh StageLayout)."""
         t = self.tile
         r = lambda x: (x + 127) // 128 * 128  # noqa: E731
         w = (t.bk // 16) * (t.block_n // 64) * 128 * self.wbits
@@ -334,9 +335,16 @@ class GemmDenseSpec(KernelSpec):
         srows = (1 if self.gs >= t.bk else t.bk // self.gs) if self.smode is ScaleMode.GROUP else 0
         sbytes = 2 if self.sdt is ScaleStorage.ACT else 1
         zrows = (1 if self.zgs == 0 or self.zgs >= t.bk else t.bk // self.zgs) if self.zmode is ZeroMode.ROWS else 0
-        stage = r(r(r(r(w) + a) + srows * t.block_n * sbytes) + zrows * t.block_n * 2)
-        red = (t.warp_k - 1) * t.block_m * t.block_n * 4 if t.warp_k > 1 else 0
-        return t.stages * stage + red + self.barrier_bytes()
+        return r(r(r(r(w) + a) + srows * t.block_n * sbytes) + zrows * t.block_n * 2)
+
+    def smem_bytes(self) -> int:
+        red = 0 if self.reduces_in_stage() else self.reduction_bytes()
+        return self.stages * self.stage_bytes() + red + self.barrier_bytes()
+
+    def reduction_bytes(self) -> int:
+        """The k-warp reduction's buffer: (warp_k - 1) f32 tiles."""
+        t = self.tile
+        return (t.warp_k - 1) * t.block_m * t.block_n * 4
 
     def switched_on(self, name: str) -> bool:
         """Whether the experiment switch ``name`` (a template macro) is 1 in this kernel's build."""
@@ -347,6 +355,12 @@ class GemmDenseSpec(KernelSpec):
         only those the swapped form's n8 fragments read, 8 x swap_n8."""
         t = self.tile
         return 8 * t.swap_n8 if t.swap_n8 and self.switched_on("HM_SWAP_A_ROWS") else t.block_m
+
+    def reduces_in_stage(self) -> bool:
+        """Whether the k-warp reduction goes through the stage just read (HM_RED_IN_STAGE=1, gemm_dense.cuh, an
+        experiment; kernels whose every thread copies) instead of a buffer of its own."""
+        return (self.switched_on("HM_RED_IN_STAGE") and self.tile.warp_k > 1 and not self.bulk_w
+                and not self.producer and self.reduction_bytes() <= self.stage_bytes())
 
     #: Warps a producer takes (``producer=1``): one here; the wgmma kernels take a warpgroup.
     producer_warps = 1

@@ -885,3 +885,21 @@ def test_the_swapped_form_stages_only_the_activation_rows_it_reads_under_the_swi
     ldsm = {d: sorted({t.split()[0] for t in loop if t.startswith("LDSM")}) for d, loop in loops.items()}
     assert ldsm == {"": ["LDSM.16.M88.4"], "HM_SWAP_A_ROWS=1": ["LDSM.16.M88.2"]}, ldsm
     assert len(loops["HM_SWAP_A_ROWS=1"]) < len(loops[""]), {d: len(loop) for d, loop in loops.items()}
+
+
+def test_the_k_warp_reduction_can_borrow_the_stage_just_read_under_the_switch(tmp_path: Path) -> None:
+    # HM_RED_IN_STAGE=1 (gemm_dense.cuh, an experiment): kernels with k-warps reduce through the stage the k-loop
+    # read last instead of a buffer of their own, so that the M <= 16 decode tile fits three CTAs an H200 SM with
+    # three 256-deep stages. The twin mirrors the size; a producer or bulk-copy kernel keeps its buffer.
+    per_sm = archs.capabilities("sm_90a").limits.shared_memory_per_sm
+    spec = _h200_plan(16, 28672, 8192).spec
+    assert spec.warp_k > 1 and not spec.producer and not spec.bulk_w
+    plain, three = spec.smem_bytes(), replace(spec, stages=3, min_blocks=3)
+    assert 3 * (three.smem_bytes() + 1024) > per_sm
+    producer = replace(spec, producer=1)
+    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES="HM_RED_IN_STAGE=1"):
+        assert spec.reduces_in_stage() and not producer.reduces_in_stage()
+        assert spec.smem_bytes() == plain - spec.reduction_bytes() and spec.reduction_bytes() <= spec.stage_bytes()
+        assert compile_spec(spec).exports["smem_bytes"] == spec.smem_bytes()
+        assert compile_spec(three).exports["smem_bytes"] == three.smem_bytes()
+        assert 3 * (three.smem_bytes() + 1024) <= per_sm

@@ -215,8 +215,11 @@ HM_DEVICE void pipeline_all_threads(const Args& p, char* smem) {
     }
     int mt, nt;
     scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
-    body.finish(p, sk, smem + Kernel::S * Kernel::Stage::kBytes, c_tile, mt, nt, seg_begin, it, wm, wn, wk,
-                lane);
+    // The k-warp reduction's buffer: its own after the stages, or (Cfg::kRedInStage) the stage just read, which the
+    // next load_next() refills only after the next k-step's barrier (the reduction's barriers keep the reads apart).
+    char* red = smem + Kernel::S * Kernel::Stage::kBytes;
+    if constexpr (Cfg::kRedInStage) red = smem + (stage == 0 ? Kernel::S - 1 : stage - 1) * Kernel::Stage::kBytes;
+    body.finish(p, sk, red, c_tile, mt, nt, seg_begin, it, wm, wn, wk, lane);
     ++c_tile;
   }
   arch::cp_async_wait<0>();
