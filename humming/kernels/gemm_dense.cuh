@@ -45,20 +45,6 @@
 #define HM_NO_A_LOADS 0
 #endif
 
-// Experiment switch (timing only until measured): 1 = the swapped form's stage holds only the activation rows its
-// n8 fragments read (8 x SWAP_N8) instead of the tile's 16, which at SWAP_N8 = 1 (M <= 8) frees 4 KB a 256-deep
-// stage: three CTAs an SM with three stages, or two with five (NOTES-wna16 run 29). Rows past M stay unloaded as
-// before. The twin mirrors it in GemmDenseSpec.activation_rows.
-#ifndef HM_SWAP_A_ROWS
-#define HM_SWAP_A_ROWS 0
-#endif
-// Experiment switch (timing only until measured): 1 = the k-warp reduction at a tile's finish goes through the stage
-// the k-loop read last instead of a buffer of its own (8 KB for the decode tiles), so that the M <= 16 tile fits
-// three CTAs an SM with three 256-deep stages (NOTES-wna16 run 29). Kernels with every thread copying only.
-#ifndef HM_RED_IN_STAGE
-#define HM_RED_IN_STAGE 0
-#endif
-
 namespace humming {
 
 template <class Act_,        // f16_t | bf16_t: activation and MMA operand type
@@ -111,17 +97,16 @@ struct GemmDenseConfig {
   static_assert(kSMode != kScaleGroup || (kGS % 16 == 0 && (kGS % kBK == 0 || kBK % kGS == 0)),
                 "group size must be a multiple of 16 and divide or be divided by BK");
 
-  // Rows of the stage's activation tile (HM_SWAP_A_ROWS above); the tile itself, its workspace and epilogue keep kBM.
+  // The stage's activation rows (HM_SWAP_A_ROWS, memory/stage.cuh); the tile, workspace and epilogue keep kBM.
   static constexpr int kARows = HM_SWAP_A_ROWS && kSwapAB ? 8 * SWAP_N8_ : kBM;
-  using Stage = memory::StageLayout<kARows, kBN, kBK, kWBits, (kSMode == kScaleGroup ? (kGS >= kBK ? 1 : kBK / kGS) : 0),
+  using Stage = memory::StageLayout<kARows, kBN, kBK, kWBits,
+                                    (kSMode == kScaleGroup ? (kGS >= kBK ? 1 : kBK / kGS) : 0),
                                     dequant::ScaleBytes<kSDT>::value,
                                     (kZMode == kZeroGroup ? (kZGS == 0 || kZGS >= kBK ? 1 : kBK / kZGS) : 0)>;
-  // The k-warp reduction's buffer: its own, after the stages; or, under HM_RED_IN_STAGE (above), the stage the k-loop
-  // read last, which no copy refills before the next k-step's barrier (scheduler/pipeline.cuh).
-  static constexpr int kRedBytes0 = kWarpK > 1 ? (kWarpK - 1) * kBM * kBN * 4 : 0;
-  static constexpr bool kRedInStage =
-      HM_RED_IN_STAGE && WARP_K_ > 1 && BULK_W_ == 0 && PRODUCER_ == 0 && kRedBytes0 <= Stage::kBytes;
-  static constexpr int kRedBytes = kRedInStage ? 0 : kRedBytes0;
+  // The k-warp reduction's buffer after the stages, or (HM_RED_IN_STAGE, scheduler/pipeline.cuh) the stage just read.
+  static constexpr bool kRedInStage = HM_RED_IN_STAGE && !BULK_W_ && !PRODUCER_ && kWarpK > 1 &&
+                                      (kWarpK - 1) * kBM * kBN * 4 <= Stage::kBytes;
+  static constexpr int kRedBytes = kWarpK > 1 && !kRedInStage ? (kWarpK - 1) * kBM * kBN * 4 : 0;
   // Weights through the bulk copy engine: one 8-byte mbarrier per stage after the reduction buffer.
   static constexpr bool kBulkWeights = BULK_W_ != 0;
 #if defined(HM_ARCH) && HM_ARCH < 900

@@ -16,6 +16,13 @@
 #ifndef HM_LOADER_POINTERS
 #define HM_LOADER_POINTERS 4
 #endif
+// Experiment switch (timing only until measured): 1 = the dense kernel's swapped form stages only the activation
+// rows its n8 fragments read (8 x SWAP_N8) instead of the tile's 16, which at SWAP_N8 = 1 (M <= 8) frees 4 KB a
+// 256-deep stage: three CTAs an SM with three stages, or two with five (NOTES-wna16 run 29). Rows past M stay
+// unloaded as before. gemm_dense.cuh's kARows takes it; the twin mirrors it (GemmDenseSpec.activation_rows).
+#ifndef HM_SWAP_A_ROWS
+#define HM_SWAP_A_ROWS 0
+#endif
 
 namespace humming {
 namespace memory {

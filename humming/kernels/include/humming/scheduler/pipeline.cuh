@@ -20,6 +20,13 @@
 #ifndef HM_UNIFORM_WARP
 #define HM_UNIFORM_WARP 1
 #endif
+// Experiment switch (timing only until measured): 1 = the k-warp reduction at a tile's finish goes through the stage
+// the k-loop read last instead of a buffer of its own (8 KB for the decode tiles), so that the M <= 16 tile fits
+// three CTAs an SM with three 256-deep stages (NOTES-wna16 run 29); kernels whose every thread copies
+// (GemmDenseConfig::kRedInStage; the twin: GemmDenseSpec.reduces_in_stage).
+#ifndef HM_RED_IN_STAGE
+#define HM_RED_IN_STAGE 0
+#endif
 
 namespace humming {
 namespace scheduler {
