@@ -671,7 +671,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       HUMMING_KERNEL_DEFINES=HM_F8_PRMT=1 timeout 150 python3 benchmarks/bench_wna16.py --check \
         --only e4m3_channel,e4m3_block,e5m2_channel,e3m4_g64 | tail -6
     } 2>&1 | tee "$OUT/f8-prmt.txt" ;;
-    # the swapped form's stage with only the activation rows its n8 fragments read (HM_SWAP_A_ROWS=1, gemm_dense.cuh;
+    # the swapped form's stage with only the activation rows its n8 fragments read (HM_SWAP_A_ROWS=1, memory/stage.cuh;
     # NOTES-wna16 run 29): M = 1 and 8 on the three large shapes and MXFP4 / NVFP4 M = 1, verified, interleaved with the
     # default build: the tuner's tile with it (4 KB less a stage, same occupancy), then three CTAs an SM with three
     # stages and two with five, which only it fits
@@ -683,8 +683,8 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
         timeout 75 $P --n $n --k $k --m 8 --tiles "$T8" | grep "M=\|skip"; done
       for f in mxfp4 nvfp4; do timeout 75 $P --format $f --m 1 --tiles "$T1" | grep "M=\|skip"; done
     } 2>&1 | tee "$OUT/a-rows.txt" ;;
-    # the k-warp reduction through the stage just read (HM_RED_IN_STAGE=1, gemm_dense.cuh): the M = 16 tile with three
-    # CTAs an SM and three 256-deep stages, which only it fits (ptxas spills 52 bytes there at 168 registers), beside
+    # the k-warp reduction through the stage just read (HM_RED_IN_STAGE=1, scheduler/pipeline.cuh): the M = 16 tile
+    # with three CTAs an SM and three 256-deep stages, which only it fits (ptxas spills 52 bytes there at 168 registers), beside
     # the tuner's, interleaved, verified, on the three large shapes and MXFP4 M = 16
     red-stage) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --m 16"; R="+HM_RED_IN_STAGE=1"
       T="tuner; tuner $R; 1,1,2,1,2,256,3,8,3,2 $R; tuner; 1,1,2,1,2,256,3,8,3,2 $R"

@@ -351,13 +351,13 @@ class GemmDenseSpec(KernelSpec):
         return f"{name}=1" in (*knobs.kernel_defines.get(), *self.defines.split(","))
 
     def activation_rows(self) -> int:
-        """Rows of a stage's activation tile: the tile's, or under HM_SWAP_A_ROWS=1 (gemm_dense.cuh, an experiment)
+        """Rows of a stage's activation tile: the tile's, or under HM_SWAP_A_ROWS=1 (memory/stage.cuh, an experiment)
         only those the swapped form's n8 fragments read, 8 x swap_n8."""
         t = self.tile
         return 8 * t.swap_n8 if t.swap_n8 and self.switched_on("HM_SWAP_A_ROWS") else t.block_m
 
     def reduces_in_stage(self) -> bool:
-        """Whether the k-warp reduction goes through the stage just read (HM_RED_IN_STAGE=1, gemm_dense.cuh, an
+        """Whether the k-warp reduction goes through the stage just read (HM_RED_IN_STAGE=1, scheduler/pipeline.cuh, an
         experiment; kernels whose every thread copies) instead of a buffer of its own."""
         return (self.switched_on("HM_RED_IN_STAGE") and self.tile.warp_k > 1 and not self.bulk_w
                 and not self.producer and self.reduction_bytes() <= self.stage_bytes())

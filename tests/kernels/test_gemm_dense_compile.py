@@ -868,7 +868,7 @@ def test_eight_bit_float_codes_take_one_byte_permute_a_pair_under_the_switch(act
 
 
 def test_the_swapped_form_stages_only_the_activation_rows_it_reads_under_the_switch(tmp_path: Path) -> None:
-    # HM_SWAP_A_ROWS=1 (gemm_dense.cuh, an experiment): a one-fragment decode kernel (M <= 8) stages 8 activation
+    # HM_SWAP_A_ROWS=1 (memory/stage.cuh, an experiment): a one-fragment decode kernel (M <= 8) stages 8 activation
     # rows instead of 16, 4 KB less a 256-deep stage, so that three CTAs with three stages fit an H200 SM; its loop
     # reads them with one ldmatrix.x2 a k16 step. The twin mirrors the size; two-fragment kernels keep 16 rows.
     per_sm = archs.capabilities("sm_90a").limits.shared_memory_per_sm
