@@ -67,7 +67,8 @@ def slowest_ctas(rec: torch.Tensor, ctas: int, grid: int, tiles: int, k_iters: i
 
 def with_defines(cls: type[GemmDenseSpec], defines: str) -> type[GemmDenseSpec]:
     """A subclass of ``cls`` whose source starts with ``#define NAME V`` for each ``NAME=V`` of ``defines`` (one
-    variant built with a template's experiment switch beside the plain kernels of the same process)."""
+    variant built with a template's experiment switch beside the plain kernels of the same process); its ``defines``
+    (GemmDenseSpec.defines) let the twin's sizes follow the switches that change them."""
     prefix = define_lines(defines.split(","), "variant")
     plain = cls.render
     return type(f"{cls.__name__}Defines", (cls,), {"render": lambda self: prefix + plain(self), "defines": defines})
@@ -218,7 +219,7 @@ def profile(args: argparse.Namespace) -> None:
                                                t.group_m, t.min_blocks, t.swap_n8, t.bulk_w, t.producer))
             base = type(plan.spec) if type(plan.spec) in KERNELS.values() else type(plan.spec).__mro__[1]
             kind = next(k for k, v in KERNELS.items() if base is v) + (f" +{plan.spec.defines}"
-                                                                        if hasattr(plan.spec, "defines") else "")
+                                                                        if plan.spec.defines else "")
             print(f"{args.format:<16} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
                   f"{kind:<5} {args.define:<22} "
                   f"{fields:<22} {plan.schedule + ('*' if plan.cooperative else ''):<13} grid {plan.grid:<5} {us:8.2f} us "

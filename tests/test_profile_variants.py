@@ -1,0 +1,42 @@
+"""benchmarks/profile_wna16.py's tile variants (no GPU): a variant built with an experiment switch plans with the
+sizes that switch gives its cubin, so that the tuner fits its CTAs an SM to what the kernel really takes."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+
+import profile_wna16  # noqa: E402
+from bench_wna16 import FORMATS  # noqa: E402
+
+import humming.devices  # noqa: E402
+from humming import knobs  # noqa: E402
+from humming.core import dtypes  # noqa: E402
+from humming.core.build import compile_spec  # noqa: E402
+from humming.core.problem import GemmProblem  # noqa: E402
+from humming.devices.nvidia import tuning  # noqa: E402
+
+
+def test_a_variant_with_a_switch_plans_with_the_sizes_its_cubin_exports(tmp_path: Path) -> None:
+    problem = GemmProblem(1, 28672, 8192, FORMATS["w4a16 s4 g128"], dtypes.bf16, dtypes.bf16)
+    caps = humming.devices.target("sm_90a")
+    tuner = tuning.TUNER.plan(problem, caps, 132)
+    three = "1,1,2,1,2,256,3,8,3,1,0,0,1"
+    text = f"tuner; tuner +HM_SWAP_A_ROWS=1; {three}; {three} +HM_SWAP_A_ROWS=1,HM_RED_IN_STAGE=1"
+    plans = []
+    for tile, schedule, kernel, defines in profile_wna16.parse_variants(text):
+        if tile is None:
+            tile, kernel = tuner.spec.tile, type(tuner.spec)
+        if defines:
+            kernel = profile_wna16.with_defines(kernel, defines)
+        plans.append(tuning.TUNER.plan(problem, caps, 132, tile=tile, schedule=schedule, kernel=kernel))
+    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path)):
+        for plan in plans:
+            assert compile_spec(plan.spec).exports["smem_bytes"] == plan.smem, plan.spec.describe()
+    # the switch's 8 activation rows: 4 KB less a stage; three CTAs an SM fit only with both switches
+    assert [p.smem for p in plans[:2]] == [tuner.smem, tuner.smem - tuner.spec.stages * 4096]
+    assert [p.spec.min_blocks for p in plans[2:]] == [2, 3]
+    assert [p.spec.defines for p in plans] == ["", "HM_SWAP_A_ROWS=1", "", "HM_SWAP_A_ROWS=1,HM_RED_IN_STAGE=1"]
