@@ -30,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from humming.core import dtypes, packing, presets, quantized, reference  # noqa: E402
 from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightFormat  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
-from humming.kernels.gemm_dense import Tile  # noqa: E402
+from humming.errors import InvalidInputError  # noqa: E402
+from humming.kernels.gemm_dense import ACTIVATIONS, Tile  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import (Timer, bf16_rate, chain_time, copy_bandwidth, read_bandwidth, require_cuda,  # noqa: E402
@@ -271,10 +272,12 @@ def main() -> None:
     ap.add_argument("--diagnose", type=int, default=-1, help="run one case of format #i once, save its cubin to $OUT")
     ap.add_argument("--diag-m", type=int, default=1, help="with --diagnose: M of that case (f16, the first shape)")
     args = ap.parse_args()
-    named = {"bf16": dtypes.bf16, "f16": dtypes.f16}
-    if not set(args.act.split(",")) <= set(named):
+    try:
+        acts = [dtypes.DType.parse(a) for a in args.act.split(",")]
+    except InvalidInputError as exc:
+        ap.error(f"--act: {exc}")
+    if not set(acts) <= set(ACTIVATIONS):
         ap.error(f"--act takes bf16, f16 or both (bf16,f16), not {args.act!r}")
-    acts = [named[a] for a in args.act.split(",")]
     require_cuda(Path(__file__).name)
     if args.diagnose >= 0:
         import os

@@ -127,7 +127,7 @@ def profile(args: argparse.Namespace) -> None:
     import humming.ops as hg
 
     fmt = FORMATS[args.format]
-    act = dtypes.DType.parse(args.act) if hasattr(dtypes.DType, "parse") else getattr(dtypes, args.act)
+    act = dtypes.DType.parse(args.act)
     tdt = hg._TORCH[act]
     # The bandwidths first, on a fresh allocator: measured after the weights' quantisation (whose 1 GB float
     # matrix is freed again) the same copy read 3.83 instead of 4.26 TB/s in some processes (H200, 2026-12-03).

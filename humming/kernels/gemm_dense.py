@@ -347,8 +347,10 @@ class GemmDenseSpec(KernelSpec):
         return (t.warp_k - 1) * t.block_m * t.block_n * 4
 
     def switched_on(self, name: str) -> bool:
-        """Whether the experiment switch ``name`` (a template macro) is 1 in this kernel's build."""
-        return f"{name}=1" in (*knobs.kernel_defines.get(), *self.defines.split(","))
+        """Whether the experiment switch ``name`` (a template macro) is on in this kernel's build: defined to anything
+        but 0, as the templates test it (the variant class's definition after HUMMING_KERNEL_DEFINES')."""
+        values = dict(item.partition("=")[::2] for item in (*knobs.kernel_defines.get(), *self.defines.split(",")))
+        return values.get(name, "0") != "0"
 
     def activation_rows(self) -> int:
         """Rows of a stage's activation tile: the tile's, or under HM_SWAP_A_ROWS=1 (memory/stage.cuh, an experiment)
