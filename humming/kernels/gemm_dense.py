@@ -417,6 +417,13 @@ class GemmDenseSpec(KernelSpec):
                 "routes_default": "(HM_ROUTES_DEFAULT ? 1 : 0)"}
 
     def check_compiled(self, kernel: CompiledKernel) -> None:
+        # ops.launch sizes the launch from the twin's plan (smem_bytes, cta_threads): a cubin that wants more shared
+        # memory would read past its allocation, one with other threads would leave work undone.
+        for name, mine in (("smem_bytes", self.smem_bytes()), ("threads", self.cta_threads())):
+            got = kernel.exports.get(name)
+            if got is not None and got != mine:
+                raise InternalError(f"{self.describe()}: the cubin's {name} is {got}, the twin plans {mine} "
+                                    f"({type(self).__name__} mirrors the template's sizes)")
         # The tuner plans with these mirrors of the cubin's routes (a drift would pick tiles for a route not taken);
         # a timing build may switch a route off on purpose (route.cuh HM_ROUTES_DEFAULT, exported).
         for name in ("scales_on_sums", "zero_on_sums") if kernel.exports.get("routes_default", 1) else ():

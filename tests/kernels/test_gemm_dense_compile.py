@@ -569,6 +569,10 @@ def test_the_wgmma_producer_is_a_warpgroup_that_gives_its_registers_to_the_mma_w
     assert k1.exports["threads"] == 256 and k1.exports["split_registers"] == 0
     with pytest.raises(InternalError, match="assumes 168 registers"):
         spec.check_compiled(SimpleNamespace(exports=k.exports, resources=replace(k.resources, registers=128)))
+    # the launch takes its shared memory and threads from the twin: a cubin that disagrees is refused at load
+    for name, wrong in (("smem_bytes", k.exports["smem_bytes"] + 1024), ("threads", 256)):
+        with pytest.raises(InternalError, match=f"cubin's {name} is {wrong}, the twin plans"):
+            spec.check_compiled(SimpleNamespace(exports={**k.exports, name: wrong}, resources=k.resources))
     tool = _nvdisasm()
     if tool is None:
         pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
