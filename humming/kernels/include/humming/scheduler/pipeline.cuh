@@ -38,6 +38,12 @@ HM_DEVICE int uniform_warp_index(Tid tid) {
   return HM_UNIFORM_WARP ? __shfl_sync(0xffffffffu, tid >> 5, 0) : tid >> 5;  // 0: timing only, the old form
 }
 
+// The ring slot before `stage` in a ring of S slots: the one a compute() read last.
+template <int S>
+HM_DEVICE int stage_before(int stage) {
+  return stage == 0 ? S - 1 : stage - 1;
+}
+
 // The producer form (Cfg::kProducer): Cfg::kProducerWarps warps after the compute warps issue every copy of the
 // CTA's range, up to STAGES stages ahead of the slowest compute warp (a warpgroup of them can give registers to
 // the compute warps: Cfg::producer_registers / compute_registers); stage s is handed over on two mbarriers after
@@ -124,7 +130,7 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
       body.compute(smem + stage * Kernel::Stage::kBytes, wm, wn, wk, lane);
       // Lagging bodies: this compute()'s first wait retired the previous stage's MMAs (none before a segment).
       if constexpr (Body::kLagStages == 0) arch::mbarrier_arrive(empty + 8 * stage);
-      else if (it > seg_begin) arch::mbarrier_arrive(empty + 8 * (stage == 0 ? S - 1 : stage - 1));
+      else if (it > seg_begin) arch::mbarrier_arrive(empty + 8 * stage_before<S>(stage));
       if (++stage == S) {
         stage = 0;
         parity ^= 1;
@@ -132,7 +138,7 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
     }
     if constexpr (Body::kLagStages > 0) {
       body.drain();
-      arch::mbarrier_arrive(empty + 8 * (stage == 0 ? S - 1 : stage - 1));
+      arch::mbarrier_arrive(empty + 8 * stage_before<S>(stage));
     }
     int mt, nt;
     scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
@@ -225,7 +231,7 @@ HM_DEVICE void pipeline_all_threads(const Args& p, char* smem) {
     // The k-warp reduction's buffer: its own after the stages, or (Cfg::kRedInStage) the stage just read, which the
     // next load_next() refills only after the next k-step's barrier (the reduction's barriers keep the reads apart).
     char* red = smem + Kernel::S * Kernel::Stage::kBytes;
-    if constexpr (Cfg::kRedInStage) red = smem + (stage == 0 ? Kernel::S - 1 : stage - 1) * Kernel::Stage::kBytes;
+    if constexpr (Cfg::kRedInStage) red = smem + stage_before<Kernel::S>(stage) * Kernel::Stage::kBytes;
     body.finish(p, sk, red, c_tile, mt, nt, seg_begin, it, wm, wn, wk, lane);
     ++c_tile;
   }
