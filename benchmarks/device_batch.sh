@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests older-targets jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats f8-prmt a-rows red-stage a-rows-check large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats f8-prmt a-rows red-stage sk-today a-rows-check large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 set -uo pipefail
 export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
@@ -692,6 +692,14 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
         timeout 75 $P --n $n --k $k --tiles "$T" | grep "M=\|skip"; done
       timeout 75 $P --format mxfp4 --tiles "$T" | grep "M=\|skip"
     } 2>&1 | tee "$OUT/red-stage.txt" ;;
+    # 28672 x 4096's decode tiles under Stream-K against the tuner's data-parallel plan (NOTES run 30): its 224 CTAs sit
+    # two on 92 SMs and one on 40, and run 11 found the shared SMs' arithmetic the bound. The tuner already runs
+    # 28672 x 8192 under Stream-K; at K = 4096 only MXFP4 / NVFP4 were timed both ways since run 11 (within 1.6%, run
+    # 27). M = 1 also with the 8-row stage (HM_SWAP_A_ROWS=1); interleaved, verified
+    sk-today) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --n 28672 --k 4096"; A="+HM_SWAP_A_ROWS=1"
+      timeout 75 $P --m 1 --tiles "tuner; tuner stream-k; tuner $A; tuner stream-k $A; tuner; tuner stream-k" | grep "M=\|skip"
+      timeout 75 $P --m 16 --tiles "tuner; tuner stream-k; tuner; tuner stream-k" | grep "M=\|skip"
+    } 2>&1 | tee "$OUT/sk-today.txt" ;;
     # the check matrix with every kernel built under both switches (M <= 8 cases take HM_SWAP_A_ROWS, every tile with
     # k-warps HM_RED_IN_STAGE)
     a-rows-check) HUMMING_KERNEL_DEFINES=HM_SWAP_A_ROWS=1,HM_RED_IN_STAGE=1 timeout 300 python3 benchmarks/bench_wna16.py \
