@@ -693,9 +693,10 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       timeout 75 $P --format mxfp4 --tiles "$T" | grep "M=\|skip"
     } 2>&1 | tee "$OUT/red-stage.txt" ;;
     # 28672 x 4096's decode tiles under Stream-K against the tuner's data-parallel plan (NOTES run 30): its 224 CTAs sit
-    # two on 92 SMs and one on 40, and run 11 found the shared SMs' arithmetic the bound. The tuner already runs
-    # 28672 x 8192 under Stream-K; at K = 4096 only MXFP4 / NVFP4 were timed both ways since run 11 (within 1.6%, run
-    # 27). M = 1 also with the 8-row stage (HM_SWAP_A_ROWS=1); interleaved, verified
+    # two on 92 SMs and one on 40, and run 11 found the shared SMs' arithmetic the bound. The tuner runs 28672 x 8192
+    # under Stream-K and keeps one CTA a tile here on the comparison of 2026-12-03 21:55 (tuning.DECODE_STREAM_K_FROM:
+    # s4 M = 1 24.1 / 24.6 us, M = 16 tied); this repeats it on today's kernels and adds the 8-row stage
+    # (HM_SWAP_A_ROWS=1), which leaves the SMs more room; interleaved, verified
     sk-today) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --n 28672 --k 4096"; A="+HM_SWAP_A_ROWS=1"
       timeout 75 $P --m 1 --tiles "tuner; tuner stream-k; tuner $A; tuner stream-k $A; tuner; tuner stream-k" | grep "M=\|skip"
       timeout 75 $P --m 16 --tiles "tuner; tuner stream-k; tuner; tuner stream-k" | grep "M=\|skip"
