@@ -36,13 +36,12 @@ struct SwapAccumulators {
 template <int BK, int ROWS = 16>
 HM_DEVICE void load_n8_operands(u32 (&x)[2][2], u32 tile, int ks, int lane) {
   static_assert(ROWS == 8 || ROWS >= 16, "the activation tile holds one n8 fragment's rows or both");
+  const int ck = ks * 2 + ((lane >> 3) & 1);
   if constexpr (ROWS == 8) {
-    const int ck = ks * 2 + ((lane >> 3) & 1);
     arch::ldmatrix_x2(x[0], tile + a_tile_offset<BK>(lane & 7, ck));
   } else {
     u32 d[4];
     const int r = (lane & 7) + ((lane >> 4) << 3);
-    const int ck = ks * 2 + ((lane >> 3) & 1);
     arch::ldmatrix_x4(d, tile + a_tile_offset<BK>(r, ck));
     x[0][0] = d[0], x[0][1] = d[1], x[1][0] = d[2], x[1][1] = d[3];
   }
