@@ -224,6 +224,31 @@ def check_matrix(first: int = 0, only: tuple[str, ...] = ()) -> int:
     return failures
 
 
+def check_plan_only(arch: str, sms: int, only: tuple[str, ...] = ()) -> None:
+    """The check matrix's kernels planned and compiled for ``arch`` without a GPU: how many, and each that spills
+    (a device step's kernel switches, HUMMING_KERNEL_DEFINES, checked before device time goes to them)."""
+    import humming.devices
+    from conformance.sass import disassemble, loop_spill_accesses
+    from humming.devices.manager import get_manager
+
+    caps = humming.devices.target(arch)
+    tuner = get_manager().tuner(caps.target)
+    t = time.time()
+    kernels = _case_module().compile_all(lambda problem: tuner.plan(problem, caps, sms), only)
+    unique = list({k.binary: k for k in kernels}.values())
+    spills = [k for k in unique if k.resources.spills]
+    # local memory in the loop: spilled registers, or an array the compiler could not keep in registers
+    local = [k for k in unique if k.resources.spills or k.resources.stack_frame]
+    in_loop = [(k, n) for k in local if (n := loop_spill_accesses(disassemble(k.binary)))]
+    print(f"plan only: the check matrix's {len(kernels)} plans, {len(unique)} kernels for {arch} ({sms} SMs) "
+          f"compiled in {time.time() - t:.1f} s; {len(spills)} spill, {len(in_loop)} read or write local memory "
+          "inside the MMA loop", flush=True)
+    for k, n in in_loop:
+        r = k.resources
+        print(f"  {n} LDL / STL in the loop ({r.spill_stores}/{r.spill_loads} B spilled, {r.stack_frame} B stack "
+              f"frame, {r.registers} registers): {k.spec.describe()}", flush=True)
+
+
 def check_isolated(only: tuple[str, ...] = ()) -> None:
     """check_matrix in child processes, restarting after any CUDA error; lists the formats that crashed."""
     import re
@@ -269,6 +294,11 @@ def main() -> None:
     ap.add_argument("--check", action="store_true", help="run the correctness matrix (isolated processes) only")
     ap.add_argument("--check-from", type=int, default=-1, help=argparse.SUPPRESS)
     ap.add_argument("--only", default="", help="with --check: a comma list of the test matrix's format ids")
+    ap.add_argument("--plan-only", action="store_true", help="with --check, no GPU: plan and compile the matrix's "
+                    "kernels for --arch (as the kernel switches in HUMMING_KERNEL_DEFINES build them) and list any "
+                    "that spill; nothing runs")
+    ap.add_argument("--arch", default="sm_90a", help="with --plan-only: the target to plan and compile for")
+    ap.add_argument("--sms", type=int, default=132, help="with --plan-only: SM count the tuner plans for (132: the H200)")
     ap.add_argument("--diagnose", type=int, default=-1, help="run one case of format #i once, save its cubin to $OUT")
     ap.add_argument("--diag-m", type=int, default=1, help="with --diagnose: M of that case (f16, the first shape)")
     args = ap.parse_args()
@@ -278,6 +308,11 @@ def main() -> None:
         ap.error(f"--act: {exc}")
     if not set(acts) <= set(ACTIVATIONS):
         ap.error(f"--act takes bf16, f16 or both (bf16,f16), not {args.act!r}")
+    if args.plan_only:
+        if not args.check:
+            ap.error("--plan-only goes with --check (profile_wna16.py --plan-only plans timing variants)")
+        check_plan_only(args.arch, args.sms, tuple(filter(None, args.only.split(","))))
+        return
     require_cuda(Path(__file__).name)
     if args.diagnose >= 0:
         import os

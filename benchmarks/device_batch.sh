@@ -4,17 +4,25 @@
 # Steps: devices gpu-tests older-targets jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
 # m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats f8-prmt a-rows red-stage sk-today a-rows-check large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
+# PLAN_ONLY=1 bash benchmarks/device_batch.sh STEP...: a dry run on a machine without a GPU, before device time goes
+# to a step: nothing is installed; profile_wna16 and bench_wna16 --check plan and compile the step's variants for the
+# H200 (sm_90a, 132 SMs) and print each one's launch, registers, spills (in the MMA loop too) and CTAs an SM; what
+# needs a GPU says so and stops, or skips (pytest -m gpu).
 set -uo pipefail
-export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=/tmp/humming-cache
+export PYTHONUNBUFFERED=1 HUMMING_CACHE_DIR=${HUMMING_CACHE_DIR:-/tmp/humming-cache}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-if ls .whl/*.whl >/dev/null 2>&1; then
+PROFILE="python3 benchmarks/profile_wna16.py${PLAN_ONLY:+ --plan-only}"
+CHECK="python3 benchmarks/bench_wna16.py --check${PLAN_ONLY:+ --plan-only}"
+if [ -n "${PLAN_ONLY:-}" ]; then :
+elif ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
   # A carried NVRTC (the image has 13.0, whose ptxas miscompiles the wgmma kernels: devices/nvidia/tuning.py)
   # must be loaded before cuda.bindings looks: cuda-pathfinder searches the site dirs, not PYTHONPATH, but
   # takes a libnvrtc that is already loaded.
   if [ -f /tmp/site/nvidia/cu13/lib/libnvrtc.so.13 ]; then export LD_PRELOAD=/tmp/site/nvidia/cu13/lib/libnvrtc.so.13; fi
 fi
-python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.txt" 2>&1 || { cat "$OUT/install.txt"; exit 1; }
+[ -n "${PLAN_ONLY:-}" ] || python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.txt" 2>&1 \
+  || { cat "$OUT/install.txt"; exit 1; }
 python3 -c "from humming.core.compiler import nvrtc_version; print('NVRTC', nvrtc_version())"
 steps=${*:-devices gpu-tests jit wna16 formats check conformance}
 for step in $steps; do
@@ -74,7 +82,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # the reference checks of the bench and profile scripts (reference.check_gemm), briefly: M = 1 / 64, verified
     verify-paths) { timeout 120 python3 benchmarks/bench_wna16.py --quick --reps 5 --m 1,64 --verify --no-baselines \
                       --formats "w4a16 s4 g128,mxfp4" | grep "verify\|Error"
-      timeout 60 python3 benchmarks/profile_wna16.py --reps 5 --verify --m 1,16 | grep "verify\|Error"
+      timeout 60 $PROFILE --reps 5 --verify --m 1,16 | grep "verify\|Error"
     } 2>&1 | tee "$OUT/verify-paths.txt" ;;
     # the bench's timed-then-verified M = 1 case repeated with diagnostics (the verify failure of 19:44, run 22)
     verify-repro) timeout 200 python3 benchmarks/experiments/verify_repro.py 2>&1 | tee "$OUT/verify-repro.txt" ;;
@@ -85,7 +93,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     zero-mma) { patch -p1 -s < benchmarks/experiments/wna16-zero-sums-mma.patch || exit 1
       timeout 250 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -x -k \
                   "zero_on_the_sums or (matches_the_reference and s4)" 2>&1 | tail -3
-      P="python3 benchmarks/profile_wna16.py --reps 25 --verify --m 5,16"; T="tuner; tuner +HM_ZERO_SUMS_MMA=0; tuner"
+      P="$PROFILE --reps 25 --verify --m 5,16"; T="tuner; tuner +HM_ZERO_SUMS_MMA=0; tuner"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --tiles "$T"; done
       patch -p1 -R -s < benchmarks/experiments/wna16-zero-sums-mma.patch
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/zero-mma.txt" ;;
@@ -96,7 +104,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # the producer-warp form of the tuner's decode tiles on today's kernel (run 24, built, not run): its compute loop is
     # 528 against 738 instructions at M = 16 and 361 against 569 at M = 1 (one-token tile), 134-137 registers. Runs 7
     # (old kernel) and 15 (other tiles) measured producers 15-20% slower; this repeats them on the tuner's exact tiles
-    producer-today) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+    producer-today) { P="$PROFILE --reps 25 --verify"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
         timeout 100 $P --n $n --k $k --m 16 --tiles "tuner; 1,1,2,1,2,256,4,8,2,2,0,1 stream-k; 1,1,2,1,2,256,3,8,2,2,0,1 stream-k; tuner"
         timeout 100 $P --n $n --k $k --m 1 --tiles "tuner; 1,1,2,1,2,256,4,8,2,1,0,1,1 stream-k; tuner"; done
@@ -104,7 +112,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # the same producer-warp tiles for MXFP4 / NVFP4 (furthest from their 70% line): their compute warps carry 23-30%
     # fewer stall cycles a stage than the tuner's (sass_loop --stalls), and ran 3-9% slower (2026-12-05, NOTES run 27).
     # At K = 4096 the tuner plans data-parallel: its tile under Stream-K is timed too, to part producer from schedule
-    producer-fp4) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+    producer-fp4) { P="$PROFILE --reps 25 --verify"
       for f in mxfp4 nvfp4; do for nk in "28672 8192" "28672 4096"; do read -r n k <<< "$nk"
         timeout 70 $P --format $f --n $n --k $k --m 16 \
           --tiles "tuner; 1,1,2,1,2,256,4,8,2,2,0,1 stream-k; 1,1,2,1,2,256,4,8,2,2 stream-k; tuner"
@@ -116,7 +124,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # scheduler against two), 3 or 2 stages of 256, against the tuner's tile. Built in run 24 and not run there (no device
     # was lent); it repeats run 9's decode-k4 (those tiles then spilled 28-150 bytes and lost 16-25%) on today's kernel,
     # whose 3-stage build spills 8 bytes outside the loop
-    k4-m16) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+    k4-m16) { P="$PROFILE --reps 25 --verify"
       T="tuner; 1,1,2,1,4,256,3,8,2,2; 1,1,2,1,4,256,2,8,2,2; tuner; 1,1,2,1,4,256,3,8,2,2"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --m 16 --tiles "$T"; done
       timeout 100 $P --m 16 --format mxfp4 --tiles "$T"; timeout 100 $P --m 9 --tiles "$T"
@@ -125,7 +133,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # experiments/wna16-interleave-mma.patch, run 24: lost, 0-1.3% slower),
     # interleaved with the tuner's build, verified: s4 M = 16 on the three large shapes, MXFP4 M = 16, s4 M = 1
     interleave) { patch -p1 -s < benchmarks/experiments/wna16-interleave-mma.patch || exit 1
-      P="python3 benchmarks/profile_wna16.py --reps 25 --verify"; T="tuner; tuner +HM_INTERLEAVE_MMA=1; tuner; tuner +HM_INTERLEAVE_MMA=1"
+      P="$PROFILE --reps 25 --verify"; T="tuner; tuner +HM_INTERLEAVE_MMA=1; tuner; tuner +HM_INTERLEAVE_MMA=1"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --m 16 --tiles "$T"; done
       timeout 100 $P --m 16 --format mxfp4 --tiles "$T"; timeout 100 $P --m 1 --tiles "$T"
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/interleave.txt" ;;
@@ -137,7 +145,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
                        --no-baselines --formats "w4a16 s4 g128,mxfp4" 2>&1 | tee "$OUT/zero-rows-bench.txt" ;;
     formats) timeout 250 python3 benchmarks/bench_wna16.py --quick --reps 25 --no-baselines --chain 8 --json "$OUT/formats.json" \
                --formats "w4a16 u4 zp g128,w8a16 s8 ch,w8a16 e4m3 ch,mxfp4,nvfp4" 2>&1 | tee "$OUT/formats.txt" | tail -32 ;;
-    check) timeout 300 python3 benchmarks/bench_wna16.py --check 2>&1 | tee "$OUT/check.txt" | tail -3 ;;
+    check) timeout 300 $CHECK 2>&1 | tee "$OUT/check.txt" | tail -3 ;;
     ncu) bash benchmarks/ncu_wna16.sh s4_m1 --m 1 2>&1 | tee "$OUT/ncu.txt" | tail -40
       rm -f "$OUT"/*.ncu-rep ;;  # the pages and the per-instruction SASS table come back; the report would not
     # the decode kernels at today's code: s4 M = 16 (the W4A16 blocker), s4 M = 1 and MXFP4 M = 1 beside it (run 24)
@@ -157,7 +165,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       rm -f "$OUT"/*.ncu-rep ;;
     # the opt-in producer-warp decode tiles (12th tile field) against the tuner's, each checked against the
     # reference; then the same tiles with the arithmetic removed (HM_ABLATE=3), and an odd shape (K tail)
-    producer) { P="python3 benchmarks/profile_wna16.py --reps 20"
+    producer) { P="$PROFILE --reps 20"
       V="1,1,2,1,2,256,4,8,2,S,0,1; 1,1,4,1,2,256,4,8,1,S,0,1; 1,1,4,1,2,256,4,8,1,S,0,1 stream-k; 1,1,4,1,2,256,5,8,1,S,0,1"
       timeout 100 $P --m 1 --verify --tiles "${V//S/1}"; timeout 100 $P --m 16 --verify --tiles "${V//S/2}"
       timeout 60 $P --m 1 --ablate 3 --tiles "${V//S/1}"
@@ -165,7 +173,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       for f in "w4a16 u4 zp g128" mxfp4; do timeout 60 $P --m 1,16 --format "$f" --verify --tiles "${V//S/2}"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/producer.txt" ;;
     # the producer warpgroup for the wgmma kernels (setmaxnreg: 56 registers for it, the rest to the MMA warps)
-    wgmma-producer) { P="python3 benchmarks/profile_wna16.py --reps 15 --verify"
+    wgmma-producer) { P="$PROFILE --reps 15 --verify"
       timeout 200 $P --m 1024,4096 --tiles "wide:4,4,2,1,1,64,5,8,1,0,0,1; wide:4,4,2,1,1,64,4,8,1,0,0,1; wide:4,4,2,1,1,64,6,8,1,0,0,1; wide:4,4,1,1,1,64,6,8,1,0,0,1"
       timeout 150 $P --m 64,128 --tiles "wgmma:1,4,4,1,1,64,6,8,2,0,0,1; wgmma:1,4,4,1,1,64,6,8,1,0,0,1; wgmma:1,4,8,1,1,64,4,8,1,0,0,1; wide:4,1,2,1,1,64,6,8,1,0,0,1"
       timeout 100 $P --m 32 --tiles "wgmma:1,2,4,1,1,64,8,8,2,0,0,1; wgmma:1,2,8,1,1,64,6,8,1,0,0,1"
@@ -173,7 +181,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       timeout 120 $P --m 1000 --act f16 --format mxfp4 --tiles "wide:4,4,2,1,1,64,5,8,1,0,0,1 stream-k"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/wgmma-producer.txt" ;;
     # M >= 64 tile shapes with the producer, Stream-K against data-parallel, and wgmma groups left in flight
-    wgmma-tiles) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
+    wgmma-tiles) { P="$PROFILE --reps 12 --verify"
       T="wide:4,4,2,1,1,64,6,8,1,0,0,1 data-parallel; wgmma:1,4,8,1,1,64,4,8,1,0,0,1; wgmma:2,4,4,1,1,64,4,8,1,0,0,1"
       timeout 120 $P --m 1024,4096 --tiles "$T; wide:4,4,2,1,1,64,6,16,1,0,0,1"
       echo "# HM_WGMMA_PENDING=2"; timeout 150 $P --m 64,128,1024,4096 --define HM_WGMMA_PENDING=2 --tiles "$T; wide:4,4,2,1,1,64,5,8,1,0,0,1"
@@ -184,23 +192,23 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # run on a GPU) against the tuner's 128 x 256, verified; where the wgmma kernels' time goes (HM_ABLATE: 1 no
     # wgmma, 2 no dequant, 3 loads and pipeline only); M = 64 / 128 wide tiles with four MMA warpgroups (twice
     # the warps per SM quarter to hide the dequant chain, 104 registers each) or two blocks a warpgroup
-    wide2) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
+    wide2) { P="$PROFILE --reps 12 --verify"
       W="wide:4,2,2,2,1,64,6,8,1,0,0,1; wide:4,2,2,2,1,64,8,8,1,0,0,1; wide:4,2,2,2,1,64,8,8,1,0,0,1 data-parallel"
       timeout 150 $P --m 128,256,1024,4096 --tiles "$W"
       for a in 1 2 3; do echo "# HM_ABLATE=$a"
-        timeout 60 python3 benchmarks/profile_wna16.py --reps 12 --m 64,1024 --ablate $a --tiles "wide:4,2,2,2,1,64,8,8,1,0,0,1"; done
+        timeout 60 $PROFILE --reps 12 --m 64,1024 --ablate $a --tiles "wide:4,2,2,2,1,64,8,8,1,0,0,1"; done
       timeout 90 $P --m 64,128 --tiles "wide:4,1,4,1,1,64,6,8,1,0,0,1; wide:4,1,2,2,1,64,6,8,1,0,0,1; wide:4,2,4,1,1,64,4,8,1,0,0,1"
       for f in "w8a16 s8 ch" "w4a16 u4 zp g128" mxfp4; do timeout 60 $P --m 1000 --act f16 --format "$f" --tiles "$W"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/wide2.txt" ;;
     # the other shapes of the issue at M = 33..1024: the tuner's 512-column producer tile makes few tiles there
-    shapes) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
+    shapes) { P="$PROFILE --reps 12 --verify"
       S="wgmma:1,2,4,1,1,64,8,8,2; wgmma:1,4,4,1,1,64,6,8,2; wgmma:1,4,4,1,1,64,6,8,2,0,0,1"
       for nk in "4032 4224" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"; timeout 60 $P --n $n --k $k --m 33,64,128 --tiles "$S"; done
       timeout 90 $P --m 1024 --n 28672 --k 4096 --tiles "wide:4,2,2,2,1,64,8,8,1,0,0,1; wide:4,4,2,1,1,64,6,8,1,0,0,1 data-parallel"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/shapes.txt" ;;
     # a stage's packed words read at the top of compute() (HM_WGMMA_PRELOAD=1), with one or two wgmma groups in
     # flight, against the default, on the tuner's kernels (verified) for three formats and the issue's M > 32
-    preload) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
+    preload) { P="$PROFILE --reps 12 --verify"
       for d in HM_WGMMA_PRELOAD=0 HM_WGMMA_PRELOAD=1 HM_WGMMA_PRELOAD=1,HM_WGMMA_PENDING=2; do echo "# $d"
         timeout 100 $P --m 64,128,1024,4096 --define $d
         for f in "w8a16 s8 ch" mxfp4; do timeout 60 $P --m 64,1024 --format "$f" --define $d; done; done
@@ -208,7 +216,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # the M = 33..128 producer tile (512 x 64) with deeper rings (ncu at M=64: the producer waits on empty stages
     # and the MMA warps on full ones, DRAM at 28%), Stream-K over all SMs, and the word preloads (0/1; a mode 2,
     # one step ahead, ran here on 2026-12-03 and was dropped); the wide tile at M = 1024 on the issue's three shapes
-    stages) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
+    stages) { P="$PROFILE --reps 12 --verify"
       T="wgmma:1,4,8,1,1,64,6,8,1,0,0,1; wgmma:1,4,8,1,1,64,8,8,1,0,0,1; wgmma:1,4,8,1,1,64,8,8,1,0,0,1 stream-k"
       for d in 0 1; do echo "# HM_WGMMA_PRELOAD=$d"; timeout 100 $P --m 33,64,128 --define HM_WGMMA_PRELOAD=$d --tiles "$T"; done
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; for d in 0 1; do
@@ -216,7 +224,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/stages.txt" ;;
     # the producer's activation loader with one running pointer (the old code) against four (the default), and
     # more producer registers, on the tuner's kernels (verified) at M = 64..4096 and the issue's other shapes
-    loaders) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
+    loaders) { P="$PROFILE --reps 12 --verify"
       for d in HM_LOADER_POINTERS=1 HM_LOADER_POINTERS=4 HM_PRODUCER_REGS=104; do echo "# $d"
         timeout 100 $P --m 64,1024,4096 --define $d
         for nk in "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 60 $P --m 1024 --n $n --k $k --define $d; done
@@ -224,7 +232,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/loaders.txt" ;;
     # the wide form with TMA activations (GemmDenseWgmmaWideTmaSpec, the tuner's past M = 128 since a9a6c98):
     # stages and schedules verified against the reference beside the tuner's kernel, three shapes, three formats
-    tma) { P="python3 benchmarks/profile_wna16.py --reps 12 --verify"
+    tma) { P="$PROFILE --reps 12 --verify"
       T="widetma:4,4,2,1,1,64,6,8,1,0,0,1; widetma:4,4,2,1,1,64,4,8,1,0,0,1; widetma:4,4,2,1,1,64,6,8,1,0,0,1 data-parallel"
       timeout 150 $P --m 256,1024,4096 --tiles "$T"
       for nk in "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 60 $P --m 1024 --n $n --k $k --tiles "$T"; done
@@ -235,7 +243,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # decode tiles whose warps hold half a group (4 k16 steps of g128): group scales now go on their f32 partial
     # sums (they multiplied every operand pair before, which lost to the tuner's tile although their loads-only
     # floors were lower: 33.6 against 37.4 us); verified, M = 1 and 16, the issue's shapes and AWQ
-    decode-k4) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+    decode-k4) { P="$PROFILE --reps 20 --verify"
       V="1,1,2,1,4,256,3,8,2,S; 1,1,2,1,4,128,6,8,2,S; 1,1,4,1,4,256,3,8,1,S; 1,1,2,1,4,256,3,8,2,S stream-k"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
         timeout 60 $P --n $n --k $k --m 1 --tiles "${V//S/1}"; timeout 60 $P --n $n --k $k --m 16 --tiles "${V//S/2}"; done
@@ -245,14 +253,14 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       timeout 60 $P --m 1 --ablate 3 --tiles "${V//S/1}"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/decode-k4.txt" ;;
     # three decode CTAs an SM (12 warps at <= 168 registers, against 8 at 190): 128-deep stages fit three
-    decode-occ) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+    decode-occ) { P="$PROFILE --reps 20 --verify"
       V="1,1,2,1,2,128,4,8,3,S; 1,1,2,1,2,128,4,8,3,S data-parallel; 1,1,2,1,2,128,5,8,3,S data-parallel; 1,1,1,1,4,256,3,8,3,S; 1,1,1,1,4,256,3,8,3,S data-parallel"
       timeout 90 $P --m 1 --tiles "${V//S/1}"; timeout 90 $P --m 16 --tiles "${V//S/2}"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/decode-occ.txt" ;;
     # the decode kernels after the loaders' rewrite (one pointer, stride and inside-N flag a thread instead of a
     # predicate a chunk): the tuner's tile verified on the issue's three large shapes at M = 1 and 16, beside
     # three CTAs an SM (now under the 168-register cap) and Stream-K
-    decode-loader) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+    decode-loader) { P="$PROFILE --reps 20 --verify"
       V="1,1,2,1,2,128,4,8,3,S; 1,1,2,1,2,256,4,8,2,S stream-k"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
         timeout 60 $P --n $n --k $k --m 1 --tiles "${V//S/1}"; timeout 60 $P --n $n --k $k --m 16 --tiles "${V//S/2}"; done
@@ -262,7 +270,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # clock (HM_TIMESTAMPS) beside one replay's event interval, for the decode build with only its weight copies
     # (a5, which ncu ran in 31.6 us against 36.1 in the timer), the full decode kernel, the M = 64 tile, and the
     # read ceiling's kernels (same bytes, same order)
-    span) { P="python3 benchmarks/profile_wna16.py --reps 20 --span"
+    span) { P="$PROFILE --reps 20 --span"
       timeout 60 $P --m 1 --ablate 5; timeout 60 $P --m 1 --ablate 5 --flush write
       timeout 60 $P --m 1,16; timeout 60 $P --m 64; timeout 60 $P --m 64 --ablate 3
       timeout 60 $P --m 1 --n 28672 --k 4096
@@ -271,7 +279,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # Stream-K decode with partial tiles that carry only the rows inside M (finish.cuh quad_row): the tuner's tile,
     # data-parallel (224 CTAs: 92 SMs run two, 40 one) against Stream-K (264 CTAs, two an SM), verified, with
     # each kernel's span split (run time of CTAs sharing an SM against those alone)
-    sk-decode) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+    sk-decode) { P="$PROFILE --reps 20 --verify --span"
       V="1,1,2,1,2,256,4,8,2,S stream-k"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
         timeout 60 $P --n $n --k $k --m 1,8 --tiles "${V//S/1}"; timeout 60 $P --n $n --k $k --m 16 --tiles "${V//S/2}"; done
@@ -280,26 +288,26 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-decode.txt" ;;
     # M = 64 without partial tiles: the tuner's 512 x 64 Stream-K tile moves ~24 MB of 128 KB partials each way
     # (56 tiles shared by 132 CTAs); 64 x 128 mma.sync tiles data-parallel on 224 CTAs move none
-    m64-dp) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+    m64-dp) { P="$PROFILE --reps 20 --verify --span"
       timeout 90 $P --m 64 --tiles "wgmma:1,4,8,1,1,64,8,8,1,0,0,1 split-k; 1,4,2,1,2,128,3,8,2,0 data-parallel; 1,4,2,1,1,128,4,8,2,0 data-parallel"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-dp.txt" ;;
     # Balance without Stream-K's ranges: the decode tile's K split 2 / 4 / 8 ways over more CTAs than run at once
     # (448 / 896 / 1792), numbered part-major (stream_k.cuh self()), so that an SM whose CTA finishes takes the
     # next and no SM runs two whole tiles while another runs one (data-parallel: 92 SMs two, 40 one)
-    split-waves) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+    split-waves) { P="$PROFILE --reps 20 --verify --span"
       V="1,1,2,1,2,256,4,8,2,@ split-k:2; 1,1,2,1,2,256,4,8,2,@ split-k:4; 1,1,2,1,2,256,4,8,2,@ split-k:8; 1,1,2,1,2,128,4,8,3,@ split-k:4"
       timeout 90 $P --m 1 --tiles "${V//@/1}"; timeout 90 $P --m 16 --tiles "${V//@/2}"
       timeout 90 $P --m 1 --n 28672 --k 4096 --tiles "${V//@/1}"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/split-waves.txt" ;;
     # M = 64's 16-us tail (RESULTS.md 2026-12-03 15:25): the slowest CTAs of the 512 x 64 Stream-K tile, full and
     # loads-only (a3), with the tiles and k-steps each ran
-    m64-tail) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --slowest 8"
+    m64-tail) { P="$PROFILE --reps 20 --span --slowest 8"
       timeout 60 $P --m 64; timeout 60 $P --m 64 --ablate 3
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-tail.txt" ;;
     # 8-bit codes at M = 1 / 16 (75% of the roofline needs 1-2 us on 8192 x 28672, 3.5 us on 28672 x 4096): the
     # tuner's 256-column tile (one CTA an SM, 112 of 132 SMs on N = 28672) against Stream-K on every SM, two
     # 128-column CTAs an SM (data-parallel and Stream-K) and six 256-column stages; the tuner's pair twice
-    w8-sched) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+    w8-sched) { P="$PROFILE --reps 20 --verify"
       for f in "w8a16 s8 ch" "w8a16 e4m3 ch"; do for nk in "28672 8192" "8192 28672" "28672 4096"; do
         read -r n k <<< "$nk"; for m in 1 16; do s=0; [ "$m" = 1 ] && s=1
           V="tuner; tuner stream-k; 1,1,2,1,2,128,4,8,2,$s; 1,1,2,1,2,128,4,8,2,$s stream-k; 1,1,4,1,2,128,6,8,1,$s"
@@ -308,7 +316,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # M = 64 with half the tuner's columns (256 x 64 wgmma tile, two CTAs an SM: 64 KB partial tiles instead of
     # 128 KB, or none): data-parallel, split-K, Stream-K, and one CTA an SM with 8 stages, beside the tuner's
     # 512 x 64 Stream-K tile, on the three large shapes, verified
-    m64-tiles) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+    m64-tiles) { P="$PROFILE --reps 20 --verify"
       W="wgmma:1,4,4,1,1,64,6,8,2,0,0,1"
       V="$W data-parallel; $W split-k; $W stream-k; wgmma:1,4,4,1,1,64,8,8,1,0,0,1 data-parallel; tuner"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 120 $P --n $n --k $k --m 64 --tiles "$V"; done
@@ -316,26 +324,26 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # what a Stream-K segment change costs the decode kernel: its weight-copies-only build (a5) and the same without
     # the tile finish (a6: no k-warp reduction, partial, counter or store), data-parallel against Stream-K (264)
     # in one process each, twice, with each CTA's run (span) and the slowest CTAs
-    sk-cost) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --slowest 6"
+    sk-cost) { P="$PROFILE --reps 20 --span --slowest 6"
       for a in 5 6; do timeout 90 $P --m 1 --ablate $a --tiles "tuner stream-k; tuner; tuner stream-k"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-cost.txt" ;;
     # which part of a partial tile's finish the copies-only Stream-K build pays for (a5 Stream-K ran 5-6 us over
     # a5 data-parallel, a6 -- no finish -- not at all; deferring the mid-run fence changed nothing: 3d737a3):
     # HM_FINISH_STEPS 0..5 (finish.cuh; store.cuh then) under Stream-K in one process, data-parallel first, twice
-    sk-bisect) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --ablate 5"
+    sk-bisect) { P="$PROFILE --reps 20 --span --ablate 5"
       V="tuner stream-k"; for n in 0 1 2 3 4 5 0 5; do V="$V; tuner stream-k +HM_FINISH_STEPS=$n"; done
       timeout 120 $P --m 1 --tiles "$V"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-bisect.txt" ;;
     # Stream-K against the tuner's schedule at M = 1 and 16, every 4- and 8-bit format on 28672 x 8192 and s4 on the
     # other two shapes, in one process each (the fix-up of 3-4 us a CTA at the end of a launch is down to ~1-3)
-    sk-formats) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+    sk-formats) { P="$PROFILE --reps 20 --verify --span"
       for nk in "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 60 $P --n $n --k $k --m 1,16 --tiles "tuner stream-k"; done
       for f in "w4a16 s4 g128" "w4a16 u4 zp g128" "w8a16 s8 ch" "w8a16 e4m3 ch" mxfp4 nvfp4; do
         timeout 60 $P --m 1,16 --format "$f" --tiles "tuner stream-k"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/sk-formats.txt" ;;
     # store.cuh HM_HEAD_SETTLE (experiments/wna16-head-settle.patch, apply it first; lost at a27192e): the CTA ending
     # on a tile's head settles it from its registers when the rest is in
-    sk-settle) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+    sk-settle) { P="$PROFILE --reps 20 --verify --span"
       V="tuner stream-k"; for n in 1 3 6; do V="$V; tuner stream-k +HM_HEAD_SETTLE=$n"; done
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 90 $P --n $n --k $k --m 1,16 --tiles "$V"; done
       for f in mxfp4 nvfp4; do timeout 90 $P --m 1,16 --format "$f" --tiles "$V"; done
@@ -344,7 +352,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # cooperative launches), against one CTA a tile, interleaved in one process each (schedule* = cooperative;
     # +COOP=0: the same plan launched without the attribute), verified; 456165d also timed the counter form
     # (HM_FIXUP_BY_LAST=1, since removed): RESULTS.md 2026-12-03 21:55
-    sk-first) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+    sk-first) { P="$PROFILE --reps 20 --verify"
       V="tuner; tuner data-parallel; tuner stream-k; tuner stream-k +COOP=0; tuner; tuner data-parallel; tuner stream-k"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 150 $P --n $n --k $k --m 1,16 --tiles "$V"; done
       for f in mxfp4 nvfp4; do timeout 100 $P --m 1,16 --format "$f" --tiles "$V"; done
@@ -354,7 +362,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # them): one warpgroup 2 CTAs an SM, two with a producer, one with a producer; Stream-K (cooperative) and one CTA
     # a tile; verified, interleaved, three shapes and MXFP4 (built 2026-12-03 after the device time ran out: they
     # compile without spills, 128-203 registers; not yet run)
-    m16-wgmma) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+    m16-wgmma) { P="$PROFILE --reps 20 --verify"
       A="wgmma:1,1,4,1,1,64,8,8,2"; B="wgmma:1,1,8,1,1,64,8,8,1,0,0,1"; C="wgmma:1,1,4,1,1,64,6,8,2,0,0,1"
       V="tuner; $A stream-k; $A data-parallel; $B stream-k; $C stream-k; tuner; $A stream-k"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 150 $P --n $n --k $k --m 9,16 --tiles "$V"; done
@@ -362,7 +370,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/m16-wgmma.txt" ;;
     # three and four decode CTAs an SM (12 / 16 warps; 128-deep stages need only 125-164 registers since the loaders
     # were slimmed, run 10) under Stream-K, against the tuner's two, at M = 1 / 16, verified
-    occ34) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+    occ34) { P="$PROFILE --reps 20 --verify"
       for m in 1 16; do s=1; [ "$m" = 16 ] && s=2
         V="tuner; 1,1,2,1,2,256,2,8,3,$s stream-k; 1,1,2,1,2,128,5,8,3,$s stream-k; 1,1,2,1,2,128,3,8,4,$s stream-k; tuner"
         for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --m $m --tiles "$V"; done
@@ -371,14 +379,14 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # M = 64's slow copies (loads-only a3 CTAs ran 27.5 to 52.7 us on equal ranges): the 512 x 64 tile with 8 and 4
     # stages under Stream-K, data-parallel (56 CTAs, a whole tile each) and split-K, full and loads-only, with each
     # CTA's run (--span --slowest)
-    m64-diag) { T="wgmma:1,4,8,1,1,64"; P="python3 benchmarks/profile_wna16.py --reps 20 --m 64 --span --slowest 6"
+    m64-diag) { T="wgmma:1,4,8,1,1,64"; P="$PROFILE --reps 20 --m 64 --span --slowest 6"
       V="tuner stream-k; $T,4,8,1,0,0,1 stream-k; $T,8,8,1,0,0,1 data-parallel; $T,8,8,1,0,0,1 split-k"
       timeout 120 $P --tiles "$V"; timeout 120 $P --ablate 3 --tiles "$V"
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-diag.txt" ;;
     # which step of the counter form's fix-up makes M = 64's tail (finish.cuh HM_FIXUP_STEPS 0-3; HM_FINISH_STEPS=1: no
     # finish at all), split-K and Stream-K, one process, each CTA's run (--span). Since run 16 the wgmma form spreads
     # its fix-up, which HM_FIXUP_STEPS does not cut: this step measures the last arrival's at commit 269e004 only
-    m64-fixup) { T="wgmma:1,4,8,1,1,64,8,8,1,0,0,1"; P="python3 benchmarks/profile_wna16.py --reps 20 --span"
+    m64-fixup) { T="wgmma:1,4,8,1,1,64,8,8,1,0,0,1"; P="$PROFILE --reps 20 --span"
       V="tuner; tuner stream-k +HM_SWAPPED_STORE_PAIRS=0"; for sch in split-k stream-k; do V="$V; $T $sch +HM_FINISH_STEPS=1"
         for s in 0 1 2; do V="$V; $T $sch +HM_FIXUP_STEPS=$s"; done; done
       timeout 200 $P --m 64 --verify --tiles "$V; tuner stream-k"
@@ -389,25 +397,25 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # the spread fix-up (finish.cuh finish_spread, the wgmma form's default since run 16; the runs that measured it
     # against the last arrival's and its variants are the steps of 269e004 and 160af34): the tuner's plan at
     # M = 33, 64 and 128 on the issue's five shapes, verified, each CTA's run
-    spread) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --verify"
+    spread) { P="$PROFILE --reps 20 --span --verify"
       for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
         timeout 120 $P --n $n --k $k --m 33,64,128 --tiles "tuner"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/spread.txt" ;;
     # the wgmma rate of the register-A form alone and behind the s4 dequantisation (experiments/wgmma_rate.py), then
     # the 256-column M = 33..128 tile (one CTA an SM, Stream-K) against the tuner's 512-column one on the five shapes
     wgmma-rate) timeout 120 python3 benchmarks/experiments/wgmma_rate.py 2>&1 | tee "$OUT/wgmma-rate.txt" ;;
-    few-tiles) { P="python3 benchmarks/profile_wna16.py --reps 20 --span --verify"
+    few-tiles) { P="$PROFILE --reps 20 --span --verify"
       for nk in "8192 8192" "4096 14336" "28672 4096" "8192 28672" "28672 8192"; do read -r n k <<< "$nk"
         timeout 150 $P --n $n --k $k --m 33,64,128 --tiles "tuner; wgmma:1,4,4,1,1,64,8,8,1,0,0,1 stream-k; tuner"; done
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/few-tiles.txt" ;;
     # the same at M = 64 on the two few-tile shapes only (after the uniform warp index of run 20)
-    few-tiles64) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+    few-tiles64) { P="$PROFILE --reps 20 --verify"
       for nk in "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
         timeout 100 $P --n $n --k $k --m 64 --tiles "wgmma:1,4,4,1,1,64,8,8,1,0,0,1 stream-k; tuner; wgmma:1,4,4,1,1,64,8,8,1,0,0,1 stream-k"; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/few-tiles64.txt" ;;
     # the two smaller shapes at decode (36-43% of the roofline at M = 1, split-K of 7-8 k-steps a CTA): other splits,
     # Stream-K, 256- and 64-column tiles, verified, each CTA's run
-    small-decode) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+    small-decode) { P="$PROFILE --reps 20 --verify --span"
       V="tuner split-k:2; tuner split-k:4; tuner stream-k; 1,1,4,1,2,256,4,8,1,S split-k:8; 1,1,4,1,2,256,4,8,1,S stream-k"
       V="$V; 1,1,1,1,2,256,4,8,3,S; 1,1,1,1,2,256,4,8,3,S stream-k; 1,1,2,1,1,256,4,8,2,S; 1,1,2,1,2,128,6,8,2,S"
       for nk in "4096 14336" "8192 8192"; do read -r n k <<< "$nk"
@@ -415,20 +423,20 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/small-decode.txt" ;;
     # decode on smaller shapes (Llama-class layers): the tuner's two CTAs an SM against one (a K split with at most
     # one CTA an SM, or one CTA a tile), the tuner's plan timed again last (the noise), verified
-    one-per-sm) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --span"
+    one-per-sm) { P="$PROFILE --reps 25 --verify --span"
       for nks in "4096 4096 split-k:4" "6144 4096 split-k:2" "4096 14336 split-k:4" "14336 4096 data-parallel" \
                  "8192 8192 split-k:2" "2048 8192 split-k:8"; do read -r n k s <<< "$nks"
         timeout 100 $P --n $n --k $k --m 1,16 --tiles "tuner $s; tuner"; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/one-per-sm.txt" ;;
     # the tuner's split over one CTA an SM for short CTAs (SHORT_SPLIT_STEPS) against the resident split it replaced,
     # then the tuner again; s4 and MXFP4, verified
-    short-splits) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+    short-splits) { P="$PROFILE --reps 25 --verify"
       for f in "w4a16 s4 g128" mxfp4; do for nks in "4096 4096 split-k:8" "4096 14336 split-k:8" "2048 8192 split-k:16"; do
         read -r n k s <<< "$nks"; timeout 100 $P --format "$f" --n $n --k $k --m 1,16 --tiles "tuner $s; tuner"; done; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/short-splits.txt" ;;
     # decode layers where Stream-K over 264 resident CTAs leaves ~3-5 k-steps a CTA (NOTES run 18 lead 2; not yet
     # run): the tuner against a split of 2 (at most one CTA an SM), one CTA a tile, and Stream-K over 132 CTAs, verified
-    short-sk) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --span"
+    short-sk) { P="$PROFILE --reps 25 --verify --span"
       V="tuner split-k:2; tuner data-parallel; 1,1,2,1,2,256,4,8,1,S stream-k; tuner"
       for nk in "6144 4096" "5120 5120" "11008 4096" "4096 11008"; do read -r n k <<< "$nk"
         timeout 100 $P --n $n --k $k --m 1 --tiles "${V//S/1}"; timeout 100 $P --n $n --k $k --m 16 --tiles "${V//S/2}"; done
@@ -437,7 +445,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # read per k16 step: no R2UR and the fix-up's spills as today (36 / 76 bytes; with preload 60 / 228), against
     # the default, verified (NOTES run 18 lead 1; not yet run)
     uniform-preload) { patch -p1 -s < benchmarks/experiments/wna16-uniform-wait.patch || exit 1
-      P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+      P="$PROFILE --reps 20 --verify"
       for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192"; do read -r n k <<< "$nk"
         for d in HM_UNIFORM_WAIT=0 HM_UNIFORM_WAIT=1,HM_WGMMA_PRELOAD=0 HM_UNIFORM_WAIT=0,HM_WGMMA_PRELOAD=0; do
           timeout 100 $P --n $n --k $k --m 33,64,128 --define $d; done; done
@@ -451,7 +459,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       rm -f "$OUT"/*.ncu-rep ;;
     # the activations' share of an SM's traffic past decode (each n tile re-reads its A tile; 56 tiles at N = 28672):
     # HM_NO_A_LOADS=1 drops their copies, with and without the MMAs and dequant (a3); wrong values by design
-    no-a) { P="python3 benchmarks/profile_wna16.py --reps 20 --span"
+    no-a) { P="$PROFILE --reps 20 --span"
       for nk in "28672 8192" "8192 8192"; do read -r n k <<< "$nk"
         for a in 0 3; do for d in HM_NO_A_LOADS=0 HM_NO_A_LOADS=1; do
           timeout 90 $P --n $n --k $k --m 64,128 --ablate $a --define $d; done; done; done
@@ -459,7 +467,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/no-a.txt" ;;
     # the tuner's Stream-K over one CTA an SM where the resident CTAs would get < 8 k-steps (tuning.SHORT_SPLIT_STEPS)
     # against Stream-K over every resident CTA, s4 and MXFP4, verified
-    short-sk2) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+    short-sk2) { P="$PROFILE --reps 25 --verify"
       for f in "w4a16 s4 g128" mxfp4; do for nk in "6144 4096" "5120 5120" "11008 4096" "4096 11008" "3072 4096"; do
         read -r n k <<< "$nk"; timeout 100 $P --format "$f" --n $n --k $k --m 1,16 --tiles "tuner; tuner stream-k; tuner"; done; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/short-sk2.txt" ;;
@@ -467,7 +475,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # sums for the scales), against the default, verified
     # (experiments/wna16-fold-ue8m0.patch, applied to this call's copy only; ran 13:41, not merged)
     fold) { patch -p1 -s < benchmarks/experiments/wna16-fold-ue8m0.patch || exit 1
-      P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+      P="$PROFILE --reps 25 --verify"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
         for d in 0 1 0 1; do timeout 100 $P --format mxfp4 --n $n --k $k --m 1,16,64 --define HM_FOLD_UE8M0=$d; done; done
       patch -p1 -R -s < benchmarks/experiments/wna16-fold-ue8m0.patch
@@ -475,7 +483,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # what the split-tile fix-up costs the M = 64 kernel on few-tile shapes: Stream-K against split-K over 128 CTAs,
     # each with the fix-up cut out (HM_FINISH_STEPS=-1: wrong values, timing only; 1 loses the MMAs, 2 still runs
     # the spread fix-up)
-    fixup-floor) { P="python3 benchmarks/profile_wna16.py --reps 20 --span"
+    fixup-floor) { P="$PROFILE --reps 20 --span"
       for nk in "8192 8192 8" "8192 28672 8" "4096 14336 16"; do read -r n k s <<< "$nk"
         timeout 100 $P --n $n --k $k --m 64 --tiles "tuner split-k:$s; tuner stream-k +HM_FINISH_STEPS=-1; tuner split-k:$s +HM_FINISH_STEPS=-1"
       done
@@ -484,7 +492,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # (experiments/wna16-cluster-splitk.patch, applied to this call's copy only; ran 13:56, not merged), against the
     # tuner's Stream-K, verified
     cluster) { patch -p1 -s < benchmarks/experiments/wna16-cluster-splitk.patch || exit 1
-      P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"; T="cluster:1,4,8,1,1,64,8,8,1,0,0,1"
+      P="$PROFILE --reps 20 --verify --span"; T="cluster:1,4,8,1,1,64,8,8,1,0,0,1"
       for nks in "8192 8192 8 4" "8192 28672 8 4" "4096 14336 8 8" "28672 8192 2 0" "28672 4096 2 0"; do
         read -r n k s s2 <<< "$nks"
         timeout 100 $P --n $n --k $k --m 33,64 --tiles "tuner; $T split-k:$s"
@@ -495,7 +503,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # run 19's M = 64 gaps split between the finish and the loop's code: the tuner's kernel, the same kernel skipping
     # its finish at run time (HM_FINISH_STEPS=-2: the loop compiled as in the real kernel), and the finish compiled
     # out (-1: the leaner loop); wrong values by design
-    finish-split) { P="python3 benchmarks/profile_wna16.py --reps 20 --span"
+    finish-split) { P="$PROFILE --reps 20 --span"
       for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192"; do read -r n k <<< "$nk"
         timeout 100 $P --n $n --k $k --m 64 --tiles "tuner stream-k +HM_FINISH_STEPS=-2; tuner stream-k +HM_FINISH_STEPS=-1"
       done
@@ -504,7 +512,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # (HM_FIXUP_BULK=1) instead of 16-byte loads, against the default, verified (NOTES run 19 lead 1)
     # (experiments/wna16-fixup-bulk.patch, applied to this call's copy only; ran 14:16, not merged)
     fixup-bulk) { patch -p1 -s < benchmarks/experiments/wna16-fixup-bulk.patch || exit 1
-      P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+      P="$PROFILE --reps 20 --verify --span"
       for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
         timeout 100 $P --n $n --k $k --m 64 --tiles "tuner stream-k +HM_FIXUP_BULK=1"; done
       timeout 100 $P --m 33,128 --tiles "tuner stream-k +HM_FIXUP_BULK=1"
@@ -512,14 +520,14 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/fixup-bulk.txt" ;;
     # the links of M = 64's spread finish (finish.cuh HM_SPREAD_STEPS 0-3, skipped at run time: the real k-loop), one
     # process a step (2 leaves the tile counters dirty); each process times the tuner's real kernel first
-    spread-steps) { P="python3 benchmarks/profile_wna16.py --reps 20 --span"
+    spread-steps) { P="$PROFILE --reps 20 --span"
       for nk in "28672 8192" "8192 8192"; do read -r n k <<< "$nk"
         for st in 0 1 3 2; do timeout 60 $P --n $n --k $k --m 64 --tiles "tuner stream-k +HM_SPREAD_STEPS=$st"; done; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/spread-steps.txt" ;;
     # the one-token decode tile (the tuner's at M = 1 for scale groups <= 32) against the same tile scaling every
     # token column, under the tuner's schedule of each shape, verified; s4 g128 (not one-token) as a control; an odd
     # shape (K and N tails) verified
-    one-token) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"; T="1,1,2,1,2,256,4,8,2,1,0,0"
+    one-token) { P="$PROFILE --reps 25 --verify"; T="1,1,2,1,2,256,4,8,2,1,0,0"
       for f in mxfp4 nvfp4 "w4a16 s4 g128"; do
         for nks in "28672 8192 stream-k" "8192 28672 split-k" "28672 4096 data-parallel"; do read -r n k s <<< "$nks"
           timeout 100 $P --format "$f" --n $n --k $k --m 1 --tiles "$T $s; tuner"; done; done
@@ -528,7 +536,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # the producer pipeline's compute warps with their warp index as tid >> 5 (HM_UNIFORM_WARP=0, the form before run
     # 20: 32 R2UR a stage in the wgmma k-loop) against the tuner's kernel (broadcast from lane 0), M = 64 on five
     # shapes, M = 33 / 128 / 1024, MXFP4, NVFP4 and s8; verified (ran 15:50 the other way round, NOTES run 20)
-    uniform-warp) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify"
+    uniform-warp) { P="$PROFILE --reps 20 --verify"
       for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
         timeout 100 $P --n $n --k $k --m 64 --tiles "tuner +HM_UNIFORM_WARP=0; tuner +HM_WGMMA_PRELOAD=0"; done
       timeout 100 $P --m 33,128,1024 --tiles "tuner +HM_UNIFORM_WARP=0"
@@ -536,7 +544,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/uniform-warp.txt" ;;
     # W8A16 M = 16: the 128-column swapped tile, two CTAs an SM (w8-m16's best on the 28672-wide shapes), under
     # Stream-K and the tuner's grid rule, on the issue's five shapes; M = 1 likewise (verified)
-    w8-m16b) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+    w8-m16b) { P="$PROFILE --reps 25 --verify"
       T="1,1,2,1,2,128,4,8,2,S stream-k; tuner; 1,1,2,1,2,128,4,8,2,S"
       for f in "w8a16 s8 ch" "w8a16 e4m3 ch"; do
         for nk in "28672 4096" "28672 8192" "8192 28672"; do read -r n k <<< "$nk"
@@ -547,7 +555,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/w8-m16b.txt" ;;
     # the wide wgmma form with its warpgroup indices broadcast from lane 0 too (the default since run 20: no R2UR in its
     # k-loop, 174 -> 159 SASS lines) against HM_UNIFORM_WARP=0 (neither broadcast), M >= 256, verified
-    wide-uniform) { P="python3 benchmarks/profile_wna16.py --reps 15 --verify"
+    wide-uniform) { P="$PROFILE --reps 15 --verify"
       timeout 150 $P --m 256,1024,4096 --tiles "tuner +HM_UNIFORM_WARP=0; tuner"
       for nk in "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
         timeout 100 $P --n $n --k $k --m 1024 --tiles "tuner +HM_UNIFORM_WARP=0; tuner"; done
@@ -556,12 +564,12 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/wide-uniform.txt" ;;
     # M = 1024 on the two 28672 shapes, the tuner's kernel twice, verified, each CTA's run: the 16:13 bench gave
     # 8192 x 28672 583 us (1.19x cuBLAS) against 684-694 in profile_wna16 at 16:05
-    wide-confirm) { P="python3 benchmarks/profile_wna16.py --reps 20 --verify --span"
+    wide-confirm) { P="$PROFILE --reps 20 --verify --span"
       for nk in "8192 28672" "28672 8192"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --m 1024 --tiles "tuner"; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/wide-confirm.txt" ;;
     # tile depth and k-warps around the two lines within ~1.5% of the issue's targets (NOTES run 20 lead 3): W8A16
     # 28672 x 4096 M = 16 (74%) and MXFP4 M = 1 (69-70%), the tuner's tile first and last, verified
-    near-lines) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+    near-lines) { P="$PROFILE --reps 25 --verify"
       W="tuner; 1,1,2,1,2,128,5,8,2,2; 1,1,2,1,4,256,3,8,2,2; 1,1,2,1,2,128,3,8,2,2; 1,1,2,1,1,128,4,8,2,2; tuner"
       for f in "w8a16 s8 ch" "w8a16 e4m3 ch"; do timeout 100 $P --format "$f" --n 28672 --k 4096 --m 16 --tiles "$W"; done
       timeout 100 $P --format "w8a16 s8 ch" --n 28672 --k 8192 --m 16 --tiles "$W"
@@ -571,7 +579,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/near-lines.txt" ;;
     # bf16 float weights at M <= 16 with the exponent fix on the activations (kFixOnActivations, the default) against
     # the fix on every weight pair (HM_FIX_ON_ACT=0), interleaved, verified; then the GPU tests of those formats
-    fix-act) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+    fix-act) { P="$PROFILE --reps 25 --verify"
       for f in mxfp4 nvfp4 "w8a16 e4m3 ch"; do
         for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
           timeout 100 $P --format "$f" --n $n --k $k --m 1,16 --tiles "tuner +HM_FIX_ON_ACT=0; tuner; tuner +HM_FIX_ON_ACT=0; tuner"; done; done
@@ -581,7 +589,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # s4 at M = 1 on the one-token tile with the zero offset on the partial sums (kZeroOnSums: operands 128 + c, one warp
     # sum of the activations a part) against the tuner's tile and the one-token tile with the zero on every pair
     # (HM_ZERO_ON_SUMS=0), each schedule as the tuner's, verified; then odd shapes
-    zero-sums) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"; T="1,1,2,1,2,256,4,8,2,1,0,0,1"
+    zero-sums) { P="$PROFILE --reps 25 --verify"; T="1,1,2,1,2,256,4,8,2,1,0,0,1"
       for nks in "28672 8192 stream-k" "8192 28672 split-k" "28672 4096 data-parallel" "8192 8192 stream-k" "4096 14336 split-k"; do
         read -r n k s <<< "$nks"
         timeout 100 $P --n $n --k $k --m 1 --tiles "tuner; $T $s; $T $s +HM_ZERO_ON_SUMS=0; tuner; $T $s"; done
@@ -590,7 +598,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/zero-sums.txt" ;;
     # the tuner's M = 1 s4 kernel (the one-token tile with kZeroOnSums) against the same tile with the zero on every pair
     # and the M <= 8 tile it replaced, f16 and bf16, the issue's five shapes, verified; then the GPU tests of it
-    zero-sums2) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"; T="1,1,2,1,2,256,4,8,2,1,0,0"
+    zero-sums2) { P="$PROFILE --reps 25 --verify"; T="1,1,2,1,2,256,4,8,2,1,0,0"
       for act in bf16 f16; do
         for nks in "28672 8192 stream-k" "8192 28672 split-k" "28672 4096 data-parallel" "8192 8192 split-k" "4096 14336 split-k"; do
           read -r n k s <<< "$nks"
@@ -600,7 +608,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/zero-sums2.txt" ;;
     # M = 16 s4 with two n64 blocks a warp (frag_n = 2: ~15% fewer instructions a weight at 8 k16 steps a warp, twice
     # the independent work in a warp) against the tuner's tile, interleaved, verified (NOTES-wna16 run 22)
-    fn2) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --m 16"
+    fn2) { P="$PROFILE --reps 25 --verify --m 16"
       V="1,1,2,2,2,256,4,8,1,2 stream-k; 1,1,2,2,2,256,3,8,1,2 stream-k; 1,1,1,2,2,256,4,8,2,2 stream-k"
       V="$V; 1,1,2,2,2,128,4,8,2,2 stream-k; 1,1,2,2,4,256,4,8,1,2 stream-k; 1,1,4,2,2,128,4,8,1,2 stream-k"
       timeout 150 $P --tiles "$V; tuner"
@@ -609,7 +617,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # with experiments/wna16-awq-zero-on-sums.patch applied: AWQ (u4, zero points per group) at M = 1 under bf16 with
     # its zero on the partial sums (the patched tuner's one-token tile) against the M <= 8 tile and the one-token tile
     # with the zero on the pairs, interleaved, verified; then the GPU tests of it
-    zero-rows) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --format"; T="1,1,2,1,2,256,4,8,2,1,0,0"
+    zero-rows) { P="$PROFILE --reps 25 --verify --format"; T="1,1,2,1,2,256,4,8,2,1,0,0"
       for nks in "28672 8192 stream-k" "8192 28672 split-k" "28672 4096 data-parallel" "8192 8192 split-k" "4096 14336 split-k"; do
         read -r n k s <<< "$nks"
         timeout 100 $P "w4a16 u4 zp g128" --n $n --k $k --m 1 --tiles "$T $s; tuner +HM_ZERO_ON_SUMS=0; tuner; $T $s"; done
@@ -618,7 +626,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/zero-rows.txt" ;;
     # s8 codes straight into bf16 pairs (dequant::s8_bf16_pair, the default) against the f32 route (HM_S8_BF16_DIRECT=0),
     # interleaved, verified: decode on the three large shapes, M = 64 / 1024 (the wgmma kernels take the same pairs)
-    s8-direct) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --format"
+    s8-direct) { P="$PROFILE --reps 25 --verify --format"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
         timeout 100 $P "w8a16 s8 ch" --n $n --k $k --m 1,16 --tiles "tuner +HM_S8_BF16_DIRECT=0; tuner; tuner +HM_S8_BF16_DIRECT=0; tuner"; done
       timeout 150 $P "w8a16 s8 ch" --m 64,1024 --tiles "tuner +HM_S8_BF16_DIRECT=0; tuner; tuner +HM_S8_BF16_DIRECT=0; tuner"
@@ -626,13 +634,13 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/s8-direct.txt" ;;
     # what the 4-bit codes' zero subtraction (one paired FMA a pair) costs the s4 decode loop: the tuner's kernel
     # against a timing build that keeps the magic offset (HM_NO_ZERO_SUB=1, wrong values: not verified), interleaved
-    zero-sub) { P="python3 benchmarks/profile_wna16.py --reps 25"
+    zero-sub) { P="$PROFILE --reps 25"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
         timeout 100 $P --n $n --k $k --m 1,16 --tiles "tuner +HM_NO_ZERO_SUB=1; tuner; tuner +HM_NO_ZERO_SUB=1"; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/zero-sub.txt" ;;
     # W8A16 at M = 9..16 (28672 x 4096 is the issue's one W8A16 line under 75%): the tuner's unswapped 256-column tile
     # against the swapped one with two n8 fragments of M, its schedules, and two CTAs an SM; verified
-    w8-m16) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"
+    w8-m16) { P="$PROFILE --reps 25 --verify"
       T="1,1,4,1,2,128,4,8,1,2; 1,1,4,1,2,128,4,8,1,2 stream-k; 1,1,4,1,2,128,4,8,1,2 data-parallel; 1,1,4,1,2,128,4,8,2 stream-k; 1,1,2,1,2,128,4,8,2,2"
       for f in "w8a16 s8 ch" "w8a16 e4m3 ch"; do for nk in "28672 4096" "28672 8192" "8192 28672"; do read -r n k <<< "$nk"
         timeout 100 $P --format "$f" --n $n --k $k --m 16 --tiles "$T"; done; done
@@ -648,7 +656,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # the tuner's schedule and data-parallel, against the tuner's wgmma plan (timed first) and, last, cuBLAS in the
     # same process; then
     # the same tile without the dequantisation (HM_ABLATE=2, wrong values: this GPU's mma.sync pipeline ceiling)
-    msync-big) { P="python3 benchmarks/profile_wna16.py --reps 10"
+    msync-big) { P="$PROFILE --reps 10"
       T="2,4,4,1,1,64,4,8,1; 2,4,4,1,1,64,4,8,1 data-parallel; 2,4,4,1,1,128,3,8,1; 2,4,4,1,1,128,3,8,1 data-parallel"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
         timeout 100 $P --verify --n $n --k $k --m 1024,4096 --tiles "$T" | grep "M=\\|skip"; done
@@ -656,26 +664,26 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       timeout 120 python3 benchmarks/bench_wna16.py --quick --reps 10 --m 1024,4096 --formats "w4a16 s4 g128" | tail -8
     } 2>&1 | tee "$OUT/msync-big.txt" ;;
     # msync-big's two stage depths for the other formats at 28672 x 8192, M = 1024, verified
-    msync-formats) { P="python3 benchmarks/profile_wna16.py --reps 10 --verify --m 1024"
+    msync-formats) { P="$PROFILE --reps 10 --verify --m 1024"
       for f in "w4a16 u4 zp g128" "w8a16 s8 ch" "w8a16 e4m3 ch" mxfp4 nvfp4; do
         timeout 70 $P --format "$f" --tiles "2,4,4,1,1,64,4,8,1; 2,4,4,1,1,128,3,8,1" | grep "M=\\|skip"; done
     } 2>&1 | tee "$OUT/msync-formats.txt" ;;
     # 8-bit float codes by one sign-replicating byte permute a pair (HM_F8_PRMT=1, dequant/values.cuh): e4m3 per
     # channel at M = 1 / 16 on the three large shapes and M = 64 / 1024 on one, interleaved with the default build,
     # verified; then the check matrix's 8-bit float formats (e4m3 channel / block, e5m2, e3m4) built with it
-    f8-prmt) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --format"; F="w8a16 e4m3 ch"
+    f8-prmt) { P="$PROFILE --reps 25 --verify --format"; F="w8a16 e4m3 ch"
       T="tuner; tuner +HM_F8_PRMT=1; tuner; tuner +HM_F8_PRMT=1"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
         timeout 70 $P "$F" --n $n --k $k --m 1,16 --tiles "$T" | grep "M="; done
       timeout 70 $P "$F" --m 64,1024 --tiles "$T" | grep "M="
-      HUMMING_KERNEL_DEFINES=HM_F8_PRMT=1 timeout 150 python3 benchmarks/bench_wna16.py --check \
+      HUMMING_KERNEL_DEFINES=HM_F8_PRMT=1 timeout 150 $CHECK \
         --only e4m3_channel,e4m3_block,e5m2_channel,e3m4_g64 | tail -6
     } 2>&1 | tee "$OUT/f8-prmt.txt" ;;
     # the swapped form's stage with only the activation rows its n8 fragments read (HM_SWAP_A_ROWS=1, memory/stage.cuh;
     # NOTES-wna16 run 29): M = 1 and 8 on the three large shapes and MXFP4 / NVFP4 M = 1, verified, interleaved with the
     # default build: the tuner's tile with it (4 KB less a stage, same occupancy), then three CTAs an SM with three
     # stages and two with five, which only it fits
-    a-rows) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify"; A="+HM_SWAP_A_ROWS=1"
+    a-rows) { P="$PROFILE --reps 25 --verify"; A="+HM_SWAP_A_ROWS=1"
       T1="tuner; tuner $A; 1,1,2,1,2,256,3,8,3,1,0,0,1 $A; 1,1,2,1,2,256,5,8,2,1,0,0,1 $A; tuner; tuner $A"
       T8="tuner; tuner $A; 1,1,2,1,2,256,3,8,3,1 $A; 1,1,2,1,2,256,5,8,2,1 $A; tuner; tuner $A"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
@@ -686,7 +694,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # the k-warp reduction through the stage just read (HM_RED_IN_STAGE=1, scheduler/pipeline.cuh): the M = 16 tile
     # with three CTAs an SM and three 256-deep stages, which only it fits (ptxas spills 52 bytes there at 168 registers), beside
     # the tuner's, interleaved, verified, on the three large shapes and MXFP4 M = 16
-    red-stage) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --m 16"; R="+HM_RED_IN_STAGE=1"
+    red-stage) { P="$PROFILE --reps 25 --verify --m 16"; R="+HM_RED_IN_STAGE=1"
       T="tuner; tuner $R; 1,1,2,1,2,256,3,8,3,2 $R; tuner; 1,1,2,1,2,256,3,8,3,2 $R"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
         timeout 75 $P --n $n --k $k --tiles "$T" | grep "M=\|skip"; done
@@ -697,14 +705,13 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # under Stream-K and keeps one CTA a tile here on the comparison of 2026-12-03 21:55 (tuning.DECODE_STREAM_K_FROM:
     # s4 M = 1 24.1 / 24.6 us, M = 16 tied); this repeats it on today's kernels and adds the 8-row stage
     # (HM_SWAP_A_ROWS=1), which leaves the SMs more room; interleaved, verified
-    sk-today) { P="python3 benchmarks/profile_wna16.py --reps 25 --verify --n 28672 --k 4096"; A="+HM_SWAP_A_ROWS=1"
+    sk-today) { P="$PROFILE --reps 25 --verify --n 28672 --k 4096"; A="+HM_SWAP_A_ROWS=1"
       timeout 75 $P --m 1 --tiles "tuner; tuner stream-k; tuner $A; tuner stream-k $A; tuner; tuner stream-k" | grep "M=\|skip"
       timeout 75 $P --m 16 --tiles "tuner; tuner stream-k; tuner; tuner stream-k" | grep "M=\|skip"
     } 2>&1 | tee "$OUT/sk-today.txt" ;;
     # the check matrix with every kernel built under both switches (M <= 8 cases take HM_SWAP_A_ROWS, every tile with
     # k-warps HM_RED_IN_STAGE)
-    a-rows-check) HUMMING_KERNEL_DEFINES=HM_SWAP_A_ROWS=1,HM_RED_IN_STAGE=1 timeout 300 python3 benchmarks/bench_wna16.py \
-                    --check 2>&1 | tee "$OUT/a-rows-check.txt" | tail -4 ;;
+    a-rows-check) HUMMING_KERNEL_DEFINES=HM_SWAP_A_ROWS=1,HM_RED_IN_STAGE=1 timeout 300 $CHECK 2>&1 | tee "$OUT/a-rows-check.txt" | tail -4 ;;
     # the issue's largest M (65536) with operands past 2^31 bytes: the tuner's kernel and the mma.sync tile (GPU test)
     large-m) timeout 300 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -rs \
                -k largest_m 2>&1 | tail -6 | tee "$OUT/large-m.txt" ;;

@@ -32,6 +32,7 @@ from humming import knobs  # noqa: E402
 from humming.core import dtypes, packing, quantized  # noqa: E402
 from humming.core.build import compile_many, define_lines  # noqa: E402
 from humming.core.formats import QuantFormat  # noqa: E402
+from humming.core.plan import KernelPlan  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
 from humming.kernels.gemm_dense import GemmDenseSpec, Tile  # noqa: E402
 from humming.kernels.gemm_dense_wgmma import (  # noqa: E402
@@ -111,8 +112,14 @@ def main() -> None:
                     "(start, run, SM and the (tile, k-step) range each ran)")
     ap.add_argument("--span", action="store_true", help="also time each variant's own run on the device clock "
                     "(arch/timer.cuh, HM_TIMESTAMPS) and print how much of the replay's time lies outside it")
+    ap.add_argument("--plan-only", action="store_true", help="no GPU: plan and compile every variant for --arch and "
+                    "print each one's launch, registers, spills and CTAs an SM (a check of a device step's variants "
+                    "before device time is spent on them; benchmarks/device_batch.sh PLAN_ONLY=1)")
+    ap.add_argument("--arch", default="sm_90a", help="with --plan-only: the target to plan and compile for")
+    ap.add_argument("--sms", type=int, default=132, help="with --plan-only: SM count the tuner plans for (132: the H200)")
     args = ap.parse_args()
-    require_cuda(Path(__file__).name)
+    if not args.plan_only:
+        require_cuda(Path(__file__).name)
     defines = [*knobs.kernel_defines.get(), *filter(None, args.define.split(","))]
     if args.span:
         defines += [f"HM_TIMESTAMPS={SPAN_INDEX}", f"HM_TIMESTAMP_CTAS={SPAN_CTAS}"]
@@ -120,7 +127,84 @@ def main() -> None:
         defines.append(f"HM_ABLATE={args.ablate}")
     # every kernel of this process built with them, in the compile workers too (build.kernel_defines)
     with knobs.scope(**({"HUMMING_KERNEL_DEFINES": defines} if defines else {})):
-        profile(args)
+        plan_only(args) if args.plan_only else profile(args)
+
+
+def variant_plans(problem: GemmProblem, caps, tuner, sms: int, tiles: str) -> list[KernelPlan]:
+    """The tuner's plan for ``problem``, then one plan per --tiles variant (parse_variants); a variant that does not
+    apply is reported on a ``skip`` line and left out."""
+    plans = [tuner.plan(problem, caps, sms)]
+    for tile, sched, kernel, defs in parse_variants(tiles):
+        try:
+            if tile is None:  # the tuner's tile and kernel, under the schedule given, else the tuner's
+                first = plans[0]
+                tile, kernel = first.spec.tile, type(first.spec)
+                sched = sched or first.schedule
+            # +COOP=0 / +COOP=1: the plan launched without / with the cooperative attribute (what it costs; the
+            # co-residency an experiment's kernel needs)
+            items = defs.split(",")
+            names = [d for d in items if d and d not in ("COOP=0", "COOP=1")]
+            if names:
+                kernel = with_defines(kernel, ",".join(names))
+            sched, _, parts = (sched or "").partition(":")  # split-k:N, N parts of K
+            plan = tuner.plan(problem, caps, sms, tile=tile, schedule=sched or None, kernel=kernel,
+                              splits=int(parts) if parts else None)
+            coop = False if "COOP=0" in items else True if "COOP=1" in items else plan.cooperative
+            plans.append(dataclasses.replace(plan, cooperative=coop))
+        except Exception as exc:  # noqa: BLE001 - a variant that does not apply: say so, go on
+            print(f"  skip {tile}: {exc}", flush=True)
+    return plans
+
+
+def plan_columns(args: argparse.Namespace, m: int, i: int, plan: KernelPlan) -> str:
+    """The start of a variant's line, the same with and without a GPU: format, shape, M, which variant, its kernel
+    form and switches, the Tile's fields, schedule (* cooperative) and grid."""
+    fields = ",".join(str(v) for v in dataclasses.astuple(plan.spec.tile))
+    base = type(plan.spec) if type(plan.spec) in KERNELS.values() else type(plan.spec).__mro__[1]
+    kind = next(k for k, v in KERNELS.items() if base is v) + (f" +{plan.spec.defines}" if plan.spec.defines else "")
+    return (f"{args.format:<16} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
+            f"{kind:<5} {args.define:<22} {fields:<26} {plan.schedule + ('*' if plan.cooperative else ''):<13} "
+            f"grid {plan.grid:<5}")
+
+
+def resident_ctas(plan: KernelPlan, registers: int, limits) -> int:
+    """CTAs of ``plan`` one SM holds at once by its shared memory (1 KiB a CTA reserved, as tuning._fit counts it),
+    registers (a warp's allocated in units of 256) and threads."""
+    warps = -(-plan.block // 32)
+    by_regs = limits.registers_per_sm // (warps * -(-registers * 32 // 256) * 256)
+    by_smem = limits.shared_memory_per_sm // (plan.smem + 1024)
+    return min(by_regs, by_smem, limits.max_threads_per_sm // plan.block)
+
+
+def plan_only(args: argparse.Namespace) -> None:
+    """Every variant of every M planned and compiled for --arch with no GPU: one line each with the launch, the
+    kernel's registers and spills, and the CTAs an SM it fits beside the tile's min_blocks (FEWER where it fits
+    fewer than the tile asks: the schedule's residency would not hold)."""
+    import humming.devices
+    from conformance.sass import disassemble, loop_spill_accesses
+    from humming.devices.manager import get_manager
+
+    fmt = FORMATS[args.format]
+    act = dtypes.DType.parse(args.act)
+    caps = humming.devices.target(args.arch)
+    tuner = get_manager().tuner(caps.target)
+    print(f"plan only: {args.arch}, {args.sms} SMs; nothing is launched or timed", flush=True)
+    for m in (int(v) for v in args.m.split(",")):
+        problem = GemmProblem(m, args.n, args.k, fmt, act, act)
+        plans = variant_plans(problem, caps, tuner, args.sms, args.tiles)
+        try:
+            kernels = compile_many([p.spec for p in plans], processes=False if args.tiles.count(" +") else None)
+        except Exception as exc:  # noqa: BLE001 - say which compile failed, go on with the next M
+            print(f"  compile failed at M={m}: {str(exc).splitlines()[0]}", flush=True)
+            continue
+        for i, (plan, kernel) in enumerate(zip(plans, kernels)):
+            r = kernel.resources
+            fits = resident_ctas(plan, r.registers, caps.limits)
+            in_loop = loop_spill_accesses(disassemble(kernel.binary)) if r.spills or r.stack_frame else 0
+            print(f"{plan_columns(args, m, i, plan)} smem {plan.smem:<6} regs {r.registers:3d} spill "
+                  f"{r.spill_stores}/{r.spill_loads} B ({in_loop} LDL/STL in the loop)  CTAs/SM {fits} of "
+                  f"{plan.spec.tile.min_blocks}"
+                  + ("  FEWER" if fits < plan.spec.tile.min_blocks else ""), flush=True)
 
 
 def profile(args: argparse.Namespace) -> None:
@@ -145,26 +229,7 @@ def profile(args: argparse.Namespace) -> None:
         x = torch.randn(m, args.k, device="cuda").to(tdt)
         out = torch.empty(m, args.n, device="cuda", dtype=tdt)
         problem = GemmProblem(m, args.n, args.k, fmt, act, act)
-        plans = [tuner.plan(problem, caps, sms)]
-        for tile, sched, kernel, defs in parse_variants(args.tiles):
-            try:
-                if tile is None:  # the tuner's tile and kernel, under the schedule given, else the tuner's
-                    first = plans[0]
-                    tile, kernel = first.spec.tile, type(first.spec)
-                    sched = sched or first.schedule
-                # +COOP=0 / +COOP=1: the plan launched without / with the cooperative attribute (what it costs; the
-                # co-residency an experiment's kernel needs)
-                items = defs.split(",")
-                names = [d for d in items if d and d not in ("COOP=0", "COOP=1")]
-                if names:
-                    kernel = with_defines(kernel, ",".join(names))
-                sched, _, parts = (sched or "").partition(":")  # split-k:N, N parts of K
-                plan = tuner.plan(problem, caps, sms, tile=tile, schedule=sched or None, kernel=kernel,
-                                  splits=int(parts) if parts else None)
-                coop = False if "COOP=0" in items else True if "COOP=1" in items else plan.cooperative
-                plans.append(dataclasses.replace(plan, cooperative=coop))
-            except Exception as exc:  # noqa: BLE001 - a variant that does not apply: say so, go on
-                print(f"  skip {tile}: {exc}", flush=True)
+        plans = variant_plans(problem, caps, tuner, sms, args.tiles)
         # a variant's class made here cannot be pickled for compiler processes: threads then
         compile_many([p.spec for p in plans], processes=False if args.tiles.count(" +") else None)
 
@@ -214,15 +279,7 @@ def profile(args: argparse.Namespace) -> None:
             except Exception as exc:  # noqa: BLE001
                 print(f"  variant {i} failed: {str(exc).splitlines()[0]}", flush=True)
                 continue
-            t = plan.spec.tile
-            fields = ",".join(str(v) for v in (t.warp_m, t.frag_m, t.warp_n, t.frag_n, t.warp_k, t.bk, t.stages,
-                                               t.group_m, t.min_blocks, t.swap_n8, t.bulk_w, t.producer))
-            base = type(plan.spec) if type(plan.spec) in KERNELS.values() else type(plan.spec).__mro__[1]
-            kind = next(k for k, v in KERNELS.items() if base is v) + (f" +{plan.spec.defines}"
-                                                                        if plan.spec.defines else "")
-            print(f"{args.format:<16} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
-                  f"{kind:<5} {args.define:<22} "
-                  f"{fields:<22} {plan.schedule + ('*' if plan.cooperative else ''):<13} grid {plan.grid:<5} {us:8.2f} us "
+            print(f"{plan_columns(args, m, i, plan)} {us:8.2f} us "
                   f"{100 * roof_us / us:5.1f}% roof" + (f"  verify {verify(plan)}" if args.verify else "")
                   + (span(plan) if args.span else ""), flush=True)
 

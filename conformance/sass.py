@@ -255,6 +255,12 @@ def mma_loop(sass: str) -> list[str]:
     return lines[span[0]:span[1] + 1] if span else []
 
 
+def loop_spill_accesses(sass: str) -> int:
+    """Local-memory loads and stores (LDL / STL: spilled registers, or an array indexed at run time) inside
+    mma_loop's loop: on the hot path, where those outside it (a split tile's fix-up, say) cost once per tile."""
+    return sum(1 for text in mma_loop(sass) if text.split()[0].split(".")[0] in ("LDL", "STL"))
+
+
 def mma_loop_span(lines: Sequence[str], labels: Mapping[str, int]) -> tuple[int, int] | None:
     """(first, last) index of mma_loop's loop among ``lines`` (each an instruction's opcode and operands, without its
     predicate) whose ``labels`` give the index each label stands before; None when no loop holds an MMA."""

@@ -3,6 +3,7 @@ sizes that switch gives its cubin, so that the tuner fits its CTAs an SM to what
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -23,16 +24,9 @@ from humming.devices.nvidia import tuning  # noqa: E402
 def test_a_variant_with_a_switch_plans_with_the_sizes_its_cubin_exports(tmp_path: Path) -> None:
     problem = GemmProblem(1, 28672, 8192, FORMATS["w4a16 s4 g128"], dtypes.bf16, dtypes.bf16)
     caps = humming.devices.target("sm_90a")
-    tuner = tuning.TUNER.plan(problem, caps, 132)
     three = "1,1,2,1,2,256,3,8,3,1,0,0,1"
     text = f"tuner; tuner +HM_SWAP_A_ROWS=1; {three}; {three} +HM_SWAP_A_ROWS=1,HM_RED_IN_STAGE=1"
-    plans = []
-    for tile, schedule, kernel, defines in profile_wna16.parse_variants(text):
-        if tile is None:
-            tile, kernel = tuner.spec.tile, type(tuner.spec)
-        if defines:
-            kernel = profile_wna16.with_defines(kernel, defines)
-        plans.append(tuning.TUNER.plan(problem, caps, 132, tile=tile, schedule=schedule, kernel=kernel))
+    tuner, *plans = profile_wna16.variant_plans(problem, caps, tuning.TUNER, 132, text)
     with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path)):
         for plan in plans:
             assert compile_spec(plan.spec).exports["smem_bytes"] == plan.smem, plan.spec.describe()
@@ -40,3 +34,18 @@ def test_a_variant_with_a_switch_plans_with_the_sizes_its_cubin_exports(tmp_path
     assert [p.smem for p in plans[:2]] == [tuner.smem, tuner.smem - tuner.spec.stages * 4096]
     assert [p.spec.min_blocks for p in plans[2:]] == [2, 3]
     assert [p.spec.defines for p in plans] == ["", "HM_SWAP_A_ROWS=1", "", "HM_SWAP_A_ROWS=1,HM_RED_IN_STAGE=1"]
+
+
+def test_plan_only_prints_each_variant_its_resources_and_the_variants_that_do_not_apply(
+        tmp_path: Path, capsys) -> None:
+    args = argparse.Namespace(
+        format="w4a16 s4 g128", n=4096, k=4096, m="1", act="bf16", define="", ablate=0, arch="sm_90a", sms=132,
+        tiles="tuner data-parallel; 1,1,2,1,2,96,3,8,2")
+    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path)):
+        profile_wna16.plan_only(args)
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line for line in lines if " M=1 " in line]
+    assert [row.split(" M=1 ")[1].split()[0] for row in rows] == ["tuner", "v1"], lines
+    assert all("regs " in row and "(0 LDL/STL in the loop)" in row and "CTAs/SM " in row for row in rows), rows
+    assert "data-parallel" in rows[1]
+    assert any(line.startswith("  skip ") and "bk=96" in line for line in lines), lines

@@ -5,12 +5,19 @@ inputs are fresh random draws each run; tolerances are the one table in humming.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable
+
 import pytest
 
 torch = pytest.importorskip("torch")
 
 from humming.core import dtypes, packing, presets, quantized, reference  # noqa: E402
 from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightFormat, ZeroPointSpec  # noqa: E402
+from humming.core.problem import GemmProblem  # noqa: E402
+
+if TYPE_CHECKING:
+    from humming.core.launcher import CompiledKernel
+    from humming.core.plan import KernelPlan
 
 pytestmark = pytest.mark.gpu
 
@@ -121,7 +128,6 @@ def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias
     """
     import dataclasses
 
-    from humming.core.problem import GemmProblem
     from humming.ops import launch
 
     fmt = FORMATS[fmt_id] if fmt_id in FORMATS else EXTRA_FORMATS[fmt_id]
@@ -165,19 +171,21 @@ def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias
     return plan
 
 
-def compile_all() -> None:
-    """Compile every kernel the module uses at once, on all cores."""
+def compile_all(planner: Callable[[GemmProblem], KernelPlan] | None = None,
+                only: tuple[str, ...] = ()) -> list[CompiledKernel]:
+    """Compile every kernel the module uses (of the format ids ``only``, if given) at once, on all cores: the plans
+    of GPU 0, or ``planner``'s (a target planned for without a GPU: bench_wna16 --check --plan-only)."""
     from humming.core.build import compile_many
-    from humming.core.problem import GemmProblem
     from humming.ops import plan_for
 
+    plan = planner or (lambda problem: plan_for(problem, 0))
     specs = []
-    for fmt in FORMATS.values():
+    for fmt in (f for name, f in FORMATS.items() if not only or name in only):
         for act in (dtypes.f16, dtypes.bf16):
             for m in MS:
                 for n, k in SHAPES:
-                    specs.append(plan_for(GemmProblem(m, n, _k_for(fmt, k), fmt, act, act), 0).spec)
-    compile_many(specs)
+                    specs.append(plan(GemmProblem(m, n, _k_for(fmt, k), fmt, act, act)).spec)
+    return compile_many(specs)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -213,7 +221,6 @@ def test_split_k_decode_matches_the_reference(fmt_id: str, m: int) -> None:
 @pytest.mark.parametrize("m", [1, 16, 64])
 def test_split_tiles_leave_the_workspace_as_they_found_it(m: int) -> None:
     import humming.ops as hg
-    from humming.core.problem import GemmProblem
 
     fmt = FORMATS["s4_g128"]
     plan = hg.plan_for(GemmProblem(m, SPLIT_K_SHAPE[0], SPLIT_K_SHAPE[1], fmt, dtypes.bf16, dtypes.bf16, True))
@@ -328,7 +335,6 @@ def test_a_workspace_first_needed_in_a_capture_serves_other_graphs_and_eager_lau
     pw = packing.pack(q, dtypes.bf16)
     b = torch.randn(n, device="cuda", generator=gen).to(torch.bfloat16)
     xs = [torch.randn(m, k, device="cuda", generator=gen).to(torch.bfloat16) for _ in range(3)]
-    from humming.core.problem import GemmProblem
 
     plan = hg.plan_for(GemmProblem(m, n, k, fmt, dtypes.bf16, dtypes.bf16, True))
     assert plan.workspace_floats > 0 or plan.counters > 0, f"{plan.schedule}: this case is about the workspace"
@@ -361,7 +367,6 @@ def test_a_chain_launched_programmatically_reads_each_input_after_it_is_written(
     import humming.ops as hg
     from humming import knobs
     from humming.core.build import compile_spec
-    from humming.core.problem import GemmProblem
 
     fmt, n = FORMATS["s4_g128"], 2048
     gen = torch.Generator(device="cuda")
@@ -511,7 +516,6 @@ def test_the_largest_m_with_operands_past_two_gigabytes(kernel: str) -> None:
     """The tuner's kernel for this GEMM on the device (on sm_90a the wide wgmma form with TMA activations) and the
     mma.sync 128 x 256 tile the tuner takes for compute-bound M on targets without wgmma whose blocks have >= 160 KiB
     of shared memory (sm_80, sm_100 ...: GemmDenseSpec, cp.async activations)."""
-    from humming.core.problem import GemmProblem
     from humming.kernels.gemm_dense import GemmDenseSpec, Tile
     from humming.ops import launch
 
