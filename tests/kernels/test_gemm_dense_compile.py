@@ -907,3 +907,19 @@ def test_the_k_warp_reduction_can_borrow_the_stage_just_read_under_the_switch(tm
         assert compile_spec(spec).exports["smem_bytes"] == spec.smem_bytes()
         assert compile_spec(three).exports["smem_bytes"] == three.smem_bytes()
         assert 3 * (three.smem_bytes() + 1024) <= per_sm
+
+
+@pytest.mark.parametrize("arch, m", [("sm_90a", 1), ("sm_90a", 1000), ("sm_75", 16)])
+def test_the_three_plane_code_keeps_its_words_in_registers(arch: str, m: int, tmp_path: Path) -> None:
+    # The 7-bit code (planes 4 + 2 + 1) is the one width with three planes. With the plane geometry written as
+    # loops its plane loop stayed rolled: the lane's words in a local array, 80 LDL / STL in a decode loop of ~3270
+    # instructions on sm_90a (benchmarks/bench_wna16.py --check --plan-only found it).
+    from conformance.sass import disassemble, loop_spill_accesses
+
+    u7 = WeightFormat(dtypes.u7, ScaleSpec(Granularity.GROUP, dtypes.f16, 128), ZeroPointSpec.INT)
+    spec = tuning.TUNER.plan(GemmProblem(m, 1000, 1088, u7, dtypes.f16, dtypes.f16), archs.capabilities(arch), 132).spec
+    loop = _hot_loop(spec, tmp_path)
+    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path)):
+        kernel = compile_spec(spec)
+    assert loop_spill_accesses(disassemble(kernel.binary)) == 0, spec.describe()
+    assert len(loop) < 1200, f"{spec.describe()}: a loop of {len(loop)} instructions"

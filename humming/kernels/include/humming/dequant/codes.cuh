@@ -15,29 +15,30 @@
 namespace humming {
 namespace dequant {
 
-// Width of plane `idx` of a b-bit code (widest first), and the code bit where it starts.
+// Width of plane `idx` of a b-bit code (widest first), and the code bit where it starts. Written without loops:
+// code_pair's loop over the planes must unroll to constants, and with these two as loops (a search over the
+// bits, a sum) NVRTC 13.5 left the 7-bit code's three-plane loop rolled on every target (sm_75 / sm_80 / sm_90a):
+// the lane's words went to local memory and the plane arithmetic ran in every k-step (an sm_90a decode loop of
+// ~3270 instructions with 80 LDL / STL, against ~810 and none now). The other widths compile as before.
 template <int B>
 struct Planes {
   static constexpr int count = ((B >> 3) & 1) + ((B >> 2) & 1) + ((B >> 1) & 1) + (B & 1);
-  HM_DEVICE static constexpr int width(int idx) {
-    int seen = 0;
-    for (int w = 8; w >= 1; w >>= 1) {
-      if (B & w) {
-        if (seen == idx) return w;
-        ++seen;
-      }
-    }
-    return 0;
-  }
+  // The widest power of two in x (0 for 0).
+  HM_DEVICE static constexpr int top(int x) { return x & 8 ? 8 : x & 4 ? 4 : x & 2 ? 2 : x & 1; }
+  static constexpr int w0 = top(B), w1 = top(B - w0), w2 = top(B - w0 - w1), w3 = B - w0 - w1 - w2;
+  HM_DEVICE static constexpr int width(int idx) { return idx == 0 ? w0 : idx == 1 ? w1 : idx == 2 ? w2 : w3; }
   // Plane idx holds code bits [bit_offset(idx), bit_offset(idx) + width(idx)): the widest plane the low bits.
   HM_DEVICE static constexpr int bit_offset(int idx) {
-    int off = 0;
-    for (int i = 0; i < idx; ++i) off += width(i);
-    return off;
+    return idx == 0 ? 0 : idx == 1 ? w0 : idx == 2 ? w0 + w1 : w0 + w1 + w2;
   }
   // The first lane word of plane idx (planes are stored one after another, w words each).
   HM_DEVICE static constexpr int word_offset(int idx) { return bit_offset(idx); }
 };
+
+static_assert(Planes<7>::count == 3 && Planes<7>::width(0) == 4 && Planes<7>::width(1) == 2 &&
+                  Planes<7>::width(2) == 1 && Planes<7>::bit_offset(2) == 6 && Planes<5>::width(1) == 1 &&
+                  Planes<3>::bit_offset(1) == 2 && Planes<8>::count == 1 && Planes<8>::width(0) == 8,
+              "bit planes: the binary digits of b, widest first, at the low code bits");
 
 HM_DEVICE constexpr u32 pair_mask(int w) { return ((1u << w) - 1u) * 0x00010001u; }
 
