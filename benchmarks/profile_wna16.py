@@ -157,12 +157,12 @@ def variant_plans(problem: GemmProblem, caps, tuner, sms: int, tiles: str) -> li
 
 
 def plan_columns(args: argparse.Namespace, m: int, i: int, plan: KernelPlan) -> str:
-    """The start of a variant's line, the same with and without a GPU: format, shape, M, which variant, its kernel
-    form and switches, the Tile's fields, schedule (* cooperative) and grid."""
+    """The start of a variant's line, the same with and without a GPU: format, activations, shape, M, which variant,
+    its kernel form and switches, the Tile's fields, schedule (* cooperative) and grid."""
     fields = ",".join(str(v) for v in dataclasses.astuple(plan.spec.tile))
     base = type(plan.spec) if type(plan.spec) in KERNELS.values() else type(plan.spec).__mro__[1]
     kind = next(k for k, v in KERNELS.items() if base is v) + (f" +{plan.spec.defines}" if plan.spec.defines else "")
-    return (f"{args.format:<16} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
+    return (f"{args.format:<16} {args.act:<4} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
             f"{kind:<5} {args.define:<22} {fields:<26} {plan.schedule + ('*' if plan.cooperative else ''):<13} "
             f"grid {plan.grid:<5}")
 
