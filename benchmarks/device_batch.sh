@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests older-targets jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats f8-prmt a-rows red-stage sk-today a-rows-check large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats f8-prmt preload-wide a-rows red-stage sk-today a-rows-check large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 # PLAN_ONLY=1 bash benchmarks/device_batch.sh STEP...: a dry run on a machine without a GPU, before device time goes
 # to a step: nothing is installed; profile_wna16 and bench_wna16 --check plan and compile the step's variants for the
@@ -679,6 +679,12 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       HUMMING_KERNEL_DEFINES=HM_F8_PRMT=1 timeout 150 $CHECK \
         --only e4m3_channel,e4m3_block,e5m2_channel,e3m4_g64 | tail -6
     } 2>&1 | tee "$OUT/f8-prmt.txt" ;;
+    # the wgmma four-fragment form with 8-bit codes, words read per k16 step (the default since NOTES run 31) against
+    # all four steps' preloaded (the earlier default, +HM_WGMMA_PRELOAD=1), interleaved, verified, M = 64 / 128
+    preload-wide) { P="$PROFILE --reps 25 --verify --m 64,128"; T="tuner; tuner +HM_WGMMA_PRELOAD=1; tuner; tuner +HM_WGMMA_PRELOAD=1"
+      for f in "w8a16 s8 ch" "w8a16 e4m3 ch"; do timeout 90 $P --format "$f" --tiles "$T" | grep "M=\|skip"; done
+      timeout 90 $P --format "w8a16 e4m3 ch" --act f16 --tiles "$T" | grep "M=\|skip"
+    } 2>&1 | tee "$OUT/preload-wide.txt" ;;
     # the swapped form's stage with only the activation rows its n8 fragments read (HM_SWAP_A_ROWS=1, memory/stage.cuh;
     # NOTES-wna16 run 29): M = 1 and 8 on the three large shapes and MXFP4 / NVFP4 M = 1, verified, interleaved with the
     # default build: the tuner's tile with it (4 KB less a stage, same occupancy), then three CTAs an SM with three

@@ -36,7 +36,11 @@
 // dequant chain), 1 all four steps' at the top of compute() (the compiler then dequantises them all before the
 // stage's first wgmma). Measured (H200, 28672 x 8192 s4 g128, 2026-12-03): 1 for the four-fragment form (M = 64:
 // 91.0 against 93.8 us), 0 for the wide form (M = 1024: 804 against 816 with 1; reading one step ahead, before
-// the wait, ran 808 and was dropped). An experiment switch sets one mode for both (-1: each form's measured mode).
+// the wait, ran 808 and was dropped). The four-fragment form preloads only codes of up to 4 bits, the width that
+// was measured: four steps of b-bit words are 4 b registers a lane, and at 8 bits (32) the f16 u8 zero-point
+// kernel spilled 22 LDL / STL into its loop (sm_90a, NVRTC 13.5), where reading per step needs none; the other
+// wider codes compile to loops of the same length either way (+-4 instructions). An experiment switch sets one
+// mode for both forms and every width (-1: the modes above).
 #ifndef HM_WGMMA_PRELOAD
 #define HM_WGMMA_PRELOAD -1
 #endif
@@ -151,7 +155,7 @@ struct GemmDenseWgmma {
                 "activation tiles must start on 1024-byte boundaries");
 
   struct Body {
-    using Preload = WordPreload<1>;
+    using Preload = WordPreload<(Cfg::kWBits <= 4 ? 1 : 0)>;
     // The last k16 step's wgmmas still read the stage after compute() returns; the next load goes to the stage
     // read two iterations ago, whose groups the first wait of the current compute() has retired.
     static constexpr int kLagStages = 1;

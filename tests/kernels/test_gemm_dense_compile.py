@@ -923,3 +923,18 @@ def test_the_three_plane_code_keeps_its_words_in_registers(arch: str, m: int, tm
         kernel = compile_spec(spec)
     assert loop_spill_accesses(disassemble(kernel.binary)) == 0, spec.describe()
     assert len(loop) < 1200, f"{spec.describe()}: a loop of {len(loop)} instructions"
+
+
+def test_the_wgmma_four_fragment_form_reads_8_bit_words_per_step_without_spilling(tmp_path: Path) -> None:
+    # Four k16 steps of 8-bit words preloaded are 32 registers a lane under the compute warpgroups' cap: the f16 u8
+    # zero-point kernel spilled 22 LDL / STL into its loop with them (gemm_dense_wgmma.cuh HM_WGMMA_PRELOAD).
+    from conformance.sass import disassemble, loop_spill_accesses
+
+    u8 = WeightFormat(dtypes.u8, ScaleSpec(Granularity.GROUP, dtypes.bf16, 128), ZeroPointSpec.INT)
+    spec = tuning.TUNER.plan(GemmProblem(64, 8192, 8192, u8, dtypes.f16, dtypes.f16), archs.capabilities("sm_90a"),
+                             132).spec
+    assert isinstance(spec, GemmDenseWgmmaSpec) and spec.tile.frag_m == 4, spec.describe()
+    loop = _hot_loop(spec, tmp_path)
+    assert any(t.startswith("HGMMA") for t in loop)
+    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path)):
+        assert loop_spill_accesses(disassemble(compile_spec(spec).binary)) == 0, spec.describe()
