@@ -30,7 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from humming.core import dtypes, packing, presets, quantized, reference  # noqa: E402
 from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightFormat  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
-from humming.errors import InvalidInputError  # noqa: E402
+from humming.core.plan import KernelPlan  # noqa: E402
+from humming.errors import InvalidInputError, UnsupportedError  # noqa: E402
 from humming.kernels.gemm_dense import ACTIVATIONS, Tile  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -233,8 +234,17 @@ def check_plan_only(arch: str, sms: int, only: tuple[str, ...] = ()) -> None:
 
     caps = humming.devices.target(arch)
     tuner = get_manager().tuner(caps.target)
+    refused: dict[str, str] = {}  # what the target cannot run (sm_75: bf16), once per reason
+
+    def plan(problem: GemmProblem) -> KernelPlan | None:
+        try:
+            return tuner.plan(problem, caps, sms)
+        except UnsupportedError as exc:
+            refused.setdefault(str(exc).splitlines()[1].strip(), problem.describe())
+            return None
+
     t = time.time()
-    kernels = _case_module().compile_all(lambda problem: tuner.plan(problem, caps, sms), only)
+    kernels = _case_module().compile_all(plan, only)
     unique = list({k.binary: k for k in kernels}.values())
     spills = [k for k in unique if k.resources.spills]
     # local memory in the loop: spilled registers, or an array the compiler could not keep in registers
@@ -243,6 +253,8 @@ def check_plan_only(arch: str, sms: int, only: tuple[str, ...] = ()) -> None:
     print(f"plan only: the check matrix's {len(kernels)} plans, {len(unique)} kernels for {arch} ({sms} SMs) "
           f"compiled in {time.time() - t:.1f} s; {len(spills)} spill, {len(in_loop)} read or write local memory "
           "inside the MMA loop", flush=True)
+    for reason, example in refused.items():
+        print(f"  refused ({reason}), e.g. {example}", flush=True)
     for k, n in in_loop:
         r = k.resources
         print(f"  {n} LDL / STL in the loop ({r.spill_stores}/{r.spill_loads} B spilled, {r.stack_frame} B stack "

@@ -171,10 +171,11 @@ def _run(fmt_id: str, act: dtypes.DType, m: int, shape: tuple[int, int], *, bias
     return plan
 
 
-def compile_all(planner: Callable[[GemmProblem], KernelPlan] | None = None,
+def compile_all(planner: Callable[[GemmProblem], KernelPlan | None] | None = None,
                 only: tuple[str, ...] = ()) -> list[CompiledKernel]:
     """Compile every kernel the module uses (of the format ids ``only``, if given) at once, on all cores: the plans
-    of GPU 0, or ``planner``'s (a target planned for without a GPU: bench_wna16 --check --plan-only)."""
+    of GPU 0, or ``planner``'s (a target planned for without a GPU: bench_wna16 --check --plan-only; None for a
+    problem it leaves out)."""
     from humming.core.build import compile_many
     from humming.ops import plan_for
 
@@ -184,7 +185,9 @@ def compile_all(planner: Callable[[GemmProblem], KernelPlan] | None = None,
         for act in (dtypes.f16, dtypes.bf16):
             for m in MS:
                 for n, k in SHAPES:
-                    specs.append(plan(GemmProblem(m, n, _k_for(fmt, k), fmt, act, act)).spec)
+                    chosen = plan(GemmProblem(m, n, _k_for(fmt, k), fmt, act, act))
+                    if chosen is not None:
+                        specs.append(chosen.spec)
     return compile_many(specs)
 
 
