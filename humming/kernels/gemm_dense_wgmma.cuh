@@ -36,11 +36,11 @@
 // dequant chain), 1 all four steps' at the top of compute() (the compiler then dequantises them all before the
 // stage's first wgmma). Measured (H200, 28672 x 8192 s4 g128, 2026-12-03): 1 for the four-fragment form (M = 64:
 // 91.0 against 93.8 us), 0 for the wide form (M = 1024: 804 against 816 with 1; reading one step ahead, before
-// the wait, ran 808 and was dropped). The four-fragment form preloads only codes of up to 4 bits, the width that
-// was measured: four steps of b-bit words are 4 b registers a lane, and at 8 bits (32) the f16 u8 zero-point
-// kernel spilled 22 LDL / STL into its loop (sm_90a, NVRTC 13.5), where reading per step needs none; the other
-// wider codes compile to loops of the same length either way (+-4 instructions). An experiment switch sets one
-// mode for both forms and every width (-1: the modes above).
+// the wait, ran 808 and was dropped). The first form (two or four fragments) preloads only codes of up to 4
+// bits, the width that was measured: four steps of b-bit words are 4 b registers a lane, and at 8 bits (32) the
+// f16 u8 zero-point kernel spilled 22 LDL / STL into its loop (sm_90a, NVRTC 13.5), where reading per step needs
+// none; the other wider codes compile to loops within a few instructions (+1 to -8). An experiment switch sets
+// one mode for both forms and every width (-1: the modes above).
 #ifndef HM_WGMMA_PRELOAD
 #define HM_WGMMA_PRELOAD -1
 #endif
