@@ -226,8 +226,9 @@ def check_matrix(first: int = 0, only: tuple[str, ...] = ()) -> int:
 
 
 def check_plan_only(arch: str, sms: int, only: tuple[str, ...] = ()) -> None:
-    """The check matrix's kernels planned and compiled for ``arch`` without a GPU: how many, and each that spills
-    (a device step's kernel switches, HUMMING_KERNEL_DEFINES, checked before device time goes to them)."""
+    """The check matrix's kernels planned and compiled for ``arch`` without a GPU: how many, how many spill, and
+    each that reads or writes local memory inside its MMA loop (a device step's kernel switches,
+    HUMMING_KERNEL_DEFINES, checked before device time goes to them)."""
     import humming.devices
     from conformance.sass import disassemble, loop_spill_accesses
     from humming.devices.manager import get_manager
@@ -240,7 +241,7 @@ def check_plan_only(arch: str, sms: int, only: tuple[str, ...] = ()) -> None:
         try:
             return tuner.plan(problem, caps, sms)
         except UnsupportedError as exc:
-            refused.setdefault(str(exc).splitlines()[1].strip(), problem.describe())
+            refused.setdefault("missing: " + "; ".join(exc.missing) if exc.missing else str(exc), problem.describe())
             return None
 
     t = time.time()
@@ -308,9 +309,10 @@ def main() -> None:
     ap.add_argument("--only", default="", help="with --check: a comma list of the test matrix's format ids")
     ap.add_argument("--plan-only", action="store_true", help="with --check, no GPU: plan and compile the matrix's "
                     "kernels for --arch (as the kernel switches in HUMMING_KERNEL_DEFINES build them) and list any "
-                    "that spill; nothing runs")
+                    "with local memory in its MMA loop; nothing runs")
     ap.add_argument("--arch", default="sm_90a", help="with --plan-only: the target to plan and compile for")
-    ap.add_argument("--sms", type=int, default=132, help="with --plan-only: SM count the tuner plans for (132: the H200)")
+    ap.add_argument("--sms", type=int, default=132,
+                    help="with --plan-only: SM count the tuner plans for (132: the H200)")
     ap.add_argument("--diagnose", type=int, default=-1, help="run one case of format #i once, save its cubin to $OUT")
     ap.add_argument("--diag-m", type=int, default=1, help="with --diagnose: M of that case (f16, the first shape)")
     args = ap.parse_args()

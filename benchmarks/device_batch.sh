@@ -24,6 +24,11 @@ fi
 [ -n "${PLAN_ONLY:-}" ] || python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.txt" 2>&1 \
   || { cat "$OUT/install.txt"; exit 1; }
 python3 -c "from humming.core.compiler import nvrtc_version; print('NVRTC', nvrtc_version())"
+# The experiment steps that patch the tree do it on the device's copy; a dry run would edit this checkout.
+tree_patch() {
+  if [ -n "${PLAN_ONLY:-}" ]; then echo "  not in a dry run: this step patches the tree"; return 1; fi
+  patch -p1 -s "$@"
+}
 steps=${*:-devices gpu-tests jit wna16 formats check conformance}
 for step in $steps; do
   echo "=== $step ($(date -u +%H:%M:%S))"
@@ -90,12 +95,12 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     zero-rows-q) timeout 150 python3 benchmarks/experiments/zero_rows.py 2>&1 | tee "$OUT/zero-rows-q.txt" ;;
     # with experiments/wna16-zero-sums-mma.patch applied: the zero on the partial sums at M = 2..16 by an offset MMA
     # (run 23, lost) against the paired FMA, interleaved, verified; the GPU tests of it first
-    zero-mma) { patch -p1 -s < benchmarks/experiments/wna16-zero-sums-mma.patch || exit 1
+    zero-mma) { tree_patch < benchmarks/experiments/wna16-zero-sums-mma.patch || exit 1
       timeout 250 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -x -k \
                   "zero_on_the_sums or (matches_the_reference and s4)" 2>&1 | tail -3
       P="$PROFILE --reps 25 --verify --m 5,16"; T="tuner; tuner +HM_ZERO_SUMS_MMA=0; tuner"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --tiles "$T"; done
-      patch -p1 -R -s < benchmarks/experiments/wna16-zero-sums-mma.patch
+      tree_patch -R < benchmarks/experiments/wna16-zero-sums-mma.patch
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/zero-mma.txt" ;;
     # compute-bound M = 1024 on random weights and on the same with half their rows zero, interleaved (run 23)
     zero-power) { timeout 150 python3 benchmarks/experiments/zero_weights_power.py --rounds 2
@@ -132,7 +137,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # the swapped form with each m16 fragment's pairs dequantised right before its MMAs (HM_INTERLEAVE_MMA of
     # experiments/wna16-interleave-mma.patch, run 24: lost, 0-1.3% slower),
     # interleaved with the tuner's build, verified: s4 M = 16 on the three large shapes, MXFP4 M = 16, s4 M = 1
-    interleave) { patch -p1 -s < benchmarks/experiments/wna16-interleave-mma.patch || exit 1
+    interleave) { tree_patch < benchmarks/experiments/wna16-interleave-mma.patch || exit 1
       P="$PROFILE --reps 25 --verify"; T="tuner; tuner +HM_INTERLEAVE_MMA=1; tuner; tuner +HM_INTERLEAVE_MMA=1"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --m 16 --tiles "$T"; done
       timeout 100 $P --m 16 --format mxfp4 --tiles "$T"; timeout 100 $P --m 1 --tiles "$T"
@@ -444,14 +449,14 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # the uniform stage wait (experiments/wna16-uniform-wait.patch, applied to this call's copy only) with the words
     # read per k16 step: no R2UR and the fix-up's spills as today (36 / 76 bytes; with preload 60 / 228), against
     # the default, verified (NOTES run 18 lead 1; not yet run)
-    uniform-preload) { patch -p1 -s < benchmarks/experiments/wna16-uniform-wait.patch || exit 1
+    uniform-preload) { tree_patch < benchmarks/experiments/wna16-uniform-wait.patch || exit 1
       P="$PROFILE --reps 20 --verify"
       for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192"; do read -r n k <<< "$nk"
         for d in HM_UNIFORM_WAIT=0 HM_UNIFORM_WAIT=1,HM_WGMMA_PRELOAD=0 HM_UNIFORM_WAIT=0,HM_WGMMA_PRELOAD=0; do
           timeout 100 $P --n $n --k $k --m 33,64,128 --define $d; done; done
       for f in mxfp4 "w8a16 e4m3 ch"; do for d in HM_UNIFORM_WAIT=0 HM_UNIFORM_WAIT=1,HM_WGMMA_PRELOAD=0; do
         timeout 60 $P --m 64 --format "$f" --define $d; done; done
-      patch -p1 -R -s < benchmarks/experiments/wna16-uniform-wait.patch
+      tree_patch -R < benchmarks/experiments/wna16-uniform-wait.patch
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/uniform-preload.txt" ;;
     # where the M = 64 kernel's MMA warps wait without the dequant (HM_ABLATE=2: 54 us against 42 for the loads
     # alone, NOTES run 18 lead 1; not yet run)
@@ -474,11 +479,11 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # MXFP4 on bf16 with the e2m1 exponent fix folded into the ue8m0 scale pairs (HM_FOLD_UE8M0; no f32 partial
     # sums for the scales), against the default, verified
     # (experiments/wna16-fold-ue8m0.patch, applied to this call's copy only; ran 13:41, not merged)
-    fold) { patch -p1 -s < benchmarks/experiments/wna16-fold-ue8m0.patch || exit 1
+    fold) { tree_patch < benchmarks/experiments/wna16-fold-ue8m0.patch || exit 1
       P="$PROFILE --reps 25 --verify"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
         for d in 0 1 0 1; do timeout 100 $P --format mxfp4 --n $n --k $k --m 1,16,64 --define HM_FOLD_UE8M0=$d; done; done
-      patch -p1 -R -s < benchmarks/experiments/wna16-fold-ue8m0.patch
+      tree_patch -R < benchmarks/experiments/wna16-fold-ue8m0.patch
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/fold.txt" ;;
     # what the split-tile fix-up costs the M = 64 kernel on few-tile shapes: Stream-K against split-K over 128 CTAs,
     # each with the fix-up cut out (HM_FINISH_STEPS=-1: wrong values, timing only; 1 loses the MMAs, 2 still runs
@@ -491,14 +496,14 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # split-K over thread-block clusters, each tile reduced through its cluster's shared memory
     # (experiments/wna16-cluster-splitk.patch, applied to this call's copy only; ran 13:56, not merged), against the
     # tuner's Stream-K, verified
-    cluster) { patch -p1 -s < benchmarks/experiments/wna16-cluster-splitk.patch || exit 1
+    cluster) { tree_patch < benchmarks/experiments/wna16-cluster-splitk.patch || exit 1
       P="$PROFILE --reps 20 --verify --span"; T="cluster:1,4,8,1,1,64,8,8,1,0,0,1"
       for nks in "8192 8192 8 4" "8192 28672 8 4" "4096 14336 8 8" "28672 8192 2 0" "28672 4096 2 0"; do
         read -r n k s s2 <<< "$nks"
         timeout 100 $P --n $n --k $k --m 33,64 --tiles "tuner; $T split-k:$s"
         [ "$s2" != 0 ] && timeout 100 $P --n $n --k $k --m 128 --tiles "tuner; $T split-k:$s2"
       done
-      patch -p1 -R -s < benchmarks/experiments/wna16-cluster-splitk.patch
+      tree_patch -R < benchmarks/experiments/wna16-cluster-splitk.patch
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/cluster.txt" ;;
     # run 19's M = 64 gaps split between the finish and the loop's code: the tuner's kernel, the same kernel skipping
     # its finish at run time (HM_FINISH_STEPS=-2: the loop compiled as in the real kernel), and the finish compiled
@@ -511,12 +516,12 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # a spread finish's participants take the other sharers' slots by bulk copies into the idle stage ring
     # (HM_FIXUP_BULK=1) instead of 16-byte loads, against the default, verified (NOTES run 19 lead 1)
     # (experiments/wna16-fixup-bulk.patch, applied to this call's copy only; ran 14:16, not merged)
-    fixup-bulk) { patch -p1 -s < benchmarks/experiments/wna16-fixup-bulk.patch || exit 1
+    fixup-bulk) { tree_patch < benchmarks/experiments/wna16-fixup-bulk.patch || exit 1
       P="$PROFILE --reps 20 --verify --span"
       for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
         timeout 100 $P --n $n --k $k --m 64 --tiles "tuner stream-k +HM_FIXUP_BULK=1"; done
       timeout 100 $P --m 33,128 --tiles "tuner stream-k +HM_FIXUP_BULK=1"
-      patch -p1 -R -s < benchmarks/experiments/wna16-fixup-bulk.patch
+      tree_patch -R < benchmarks/experiments/wna16-fixup-bulk.patch
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/fixup-bulk.txt" ;;
     # the links of M = 64's spread finish (finish.cuh HM_SPREAD_STEPS 0-3, skipped at run time: the real k-loop), one
     # process a step (2 leaves the tile counters dirty); each process times the tuner's real kernel first

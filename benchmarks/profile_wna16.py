@@ -116,7 +116,8 @@ def main() -> None:
                     "print each one's launch, registers, spills and CTAs an SM (a check of a device step's variants "
                     "before device time is spent on them; benchmarks/device_batch.sh PLAN_ONLY=1)")
     ap.add_argument("--arch", default="sm_90a", help="with --plan-only: the target to plan and compile for")
-    ap.add_argument("--sms", type=int, default=132, help="with --plan-only: SM count the tuner plans for (132: the H200)")
+    ap.add_argument("--sms", type=int, default=132,
+                    help="with --plan-only: SM count the tuner plans for (132: the H200)")
     args = ap.parse_args()
     if not args.plan_only:
         require_cuda(Path(__file__).name)
@@ -162,9 +163,9 @@ def plan_columns(args: argparse.Namespace, m: int, i: int, plan: KernelPlan) -> 
     fields = ",".join(str(v) for v in dataclasses.astuple(plan.spec.tile))
     base = type(plan.spec) if type(plan.spec) in KERNELS.values() else type(plan.spec).__mro__[1]
     kind = next(k for k, v in KERNELS.items() if base is v) + (f" +{plan.spec.defines}" if plan.spec.defines else "")
-    return (f"{args.format:<16} {args.act:<4} {args.n}x{args.k} M={m:<5} {'tuner' if i == 0 else 'v' + str(i):<6} a{args.ablate} "
-            f"{kind:<5} {args.define:<22} {fields:<26} {plan.schedule + ('*' if plan.cooperative else ''):<13} "
-            f"grid {plan.grid:<5}")
+    which = "tuner" if i == 0 else f"v{i}"
+    return (f"{args.format:<16} {args.act:<4} {args.n}x{args.k} M={m:<5} {which:<6} a{args.ablate} {kind:<5} "
+            f"{args.define:<22} {fields:<26} {plan.schedule + ('*' if plan.cooperative else ''):<13} grid {plan.grid:<5}")
 
 
 def resident_ctas(plan: KernelPlan, registers: int, limits) -> int:
