@@ -278,7 +278,7 @@ def mma_loop_span(lines: Sequence[str], labels: Mapping[str, int]) -> tuple[int,
 
 # ---- per-kernel summaries, cached by the cubin's content ----------------------------------------------------------
 #: Bump when what a summary holds changes.
-SUMMARY_FORMAT = 1
+SUMMARY_FORMAT = 2
 _SECTION = re.compile(r"^\s*\.section\s+\.text\.([A-Za-z_$][\w$]*),", re.MULTILINE)
 _memo: dict[str, dict[str, dict[str, Any]]] = {}
 
@@ -292,11 +292,13 @@ def split_functions(sass: str) -> dict[str, str]:
 def _summarize_text(code: str) -> dict[str, Any]:
     ops = opcodes(code)
     return {"mma": {op: n for op, n in ops.items() if is_mma(op)},
-            "unpack": sorted(op for op in ops if op.startswith(("F2FP", "I2F")) and "UNPACK" in op)}
+            "unpack": sorted(op for op in ops if op.startswith(("F2FP", "I2F")) and "UNPACK" in op),
+            "loop_local": loop_spill_accesses(code)}
 
 
 def summaries(cubin: bytes) -> dict[str, dict[str, Any]]:
-    """{kernel: {"mma": {opcode: count}, "unpack": [...]}} of a cubin; cached on disk by its sha256.
+    """{kernel: {"mma": {opcode: count}, "unpack": [...], "loop_local": LDL / STL in its MMA loop}} of a cubin;
+    cached on disk by its sha256.
 
     nvdisasm costs about 0.3 s a cubin, so a rerun reads the summary from the kernel cache's folder instead
     (``<HUMMING_CACHE_DIR>/sass-v1``; nothing is written when HUMMING_DISABLE_CACHE is set).

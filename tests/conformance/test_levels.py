@@ -137,6 +137,22 @@ def test_the_compile_sass_check_fails_a_kernel_that_lacks_the_mma_its_twin_requi
     assert all(v["status"] != "native" for v in details["sass"].values())
 
 
+def test_local_memory_in_the_mma_loop_is_a_note_not_a_failure(monkeypatch) -> None:
+    from humming.core import dtypes as dt
+    from humming.core.codegen import Requirement
+    from humming.devices.nvidia import archs
+
+    caps: DeviceCapabilities = archs.SM80
+    summary = {"mma": {"HMMA.16816.F32": 64}, "unpack": [], "loop_local": 9}
+    monkeypatch.setattr(compile_level.sass, "summaries", lambda binary: {"k": summary})
+    kernel = type("K", (), {"binary": b"", "function": "k"})()
+    spec = type("S", (), {"requirements": lambda self: (
+        Requirement("mma.sync f16", lambda c: any(i.a is dt.f16 and i.k == 16 for i in c.mma)),)})()
+    problems, notes, details = compile_level.check_sass(kernel, spec, caps)
+    assert problems == [] and details["loop_local_accesses"] == 9
+    assert any(n.startswith("9 local-memory loads / stores") for n in notes), notes
+
+
 # ---- numeric and perf without a device ---------------------------------------------------------------------------
 @pytest.mark.parametrize("level", ["numeric", "perf"])
 def test_device_levels_skip_every_case_without_a_device_and_say_why(manager: DeviceManager, level: str) -> None:

@@ -40,3 +40,20 @@ def test_the_inner_loop_with_the_mmas_is_chosen_over_the_outer_one_and_an_mma_fr
 
 def test_no_loop_around_an_mma_gives_nothing() -> None:
     assert mma_loop(_sass(["HMMA.16816.F32 R4, R8, R12, R4", ".L_x_5:", "NOP", "@P0 BRA `(.L_x_5)"])) == []
+
+
+def test_local_memory_is_counted_inside_the_mma_loop_only() -> None:
+    from conformance.sass import _summarize_text, loop_spill_accesses
+
+    sass = _sass([
+        "STL [R1], R20",  # a spill before the loop: once per kernel
+        ".L_x_1:",
+        "LDL.64 R8, [R1+0x8]",
+        "HMMA.16816.F32.BF16 R24, R4, R8, R24",
+        "STL.128 [R1+0x10], R24",
+        "@P0 BRA `(.L_x_1)",
+        "LDL R2, [R1]",
+        "EXIT",
+    ])
+    assert loop_spill_accesses(sass) == 2
+    assert _summarize_text(sass)["loop_local"] == 2
