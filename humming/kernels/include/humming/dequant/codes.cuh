@@ -20,12 +20,15 @@ namespace dequant {
 // bits, a sum) NVRTC 13.5 left the 7-bit code's three-plane loop rolled on every target (sm_75 / sm_80 / sm_90a):
 // the lane's words went to local memory and the plane arithmetic ran in every k-step (an sm_90a decode loop of
 // ~3270 instructions with 80 LDL / STL, against ~810 and none now). The other widths compile as before.
+// The widest power of two in x <= 15 (0 for 0). Outside Planes: a constant initialiser inside a class may not
+// call the class's own member functions (they are defined only once the class is complete).
+HM_DEVICE constexpr int widest_plane(int x) { return x & 8 ? 8 : x & 4 ? 4 : x & 2 ? 2 : x & 1; }
+
 template <int B>
 struct Planes {
   static constexpr int count = ((B >> 3) & 1) + ((B >> 2) & 1) + ((B >> 1) & 1) + (B & 1);
-  // The widest power of two in x (0 for 0).
-  HM_DEVICE static constexpr int top(int x) { return x & 8 ? 8 : x & 4 ? 4 : x & 2 ? 2 : x & 1; }
-  static constexpr int w0 = top(B), w1 = top(B - w0), w2 = top(B - w0 - w1), w3 = B - w0 - w1 - w2;
+  static constexpr int w0 = widest_plane(B), w1 = widest_plane(B - w0), w2 = widest_plane(B - w0 - w1),
+                       w3 = B - w0 - w1 - w2;
   HM_DEVICE static constexpr int width(int idx) { return idx == 0 ? w0 : idx == 1 ? w1 : idx == 2 ? w2 : w3; }
   // Plane idx holds code bits [bit_offset(idx), bit_offset(idx) + width(idx)): the widest plane the low bits.
   HM_DEVICE static constexpr int bit_offset(int idx) {
