@@ -15,15 +15,15 @@
 namespace humming {
 namespace dequant {
 
+// The widest power of two in x <= 15 (0 for 0). Outside Planes: a constant initialiser inside a class may not
+// call the class's own member functions (they are defined only once the class is complete).
+HM_DEVICE constexpr int widest_plane(int x) { return x & 8 ? 8 : x & 4 ? 4 : x & 2 ? 2 : x & 1; }
+
 // Width of plane `idx` of a b-bit code (widest first), and the code bit where it starts. Written without loops:
 // code_pair's loop over the planes must unroll to constants, and with these two as loops (a search over the
 // bits, a sum) NVRTC 13.5 left the 7-bit code's three-plane loop rolled on every target (sm_75 / sm_80 / sm_90a):
 // the lane's words went to local memory and the plane arithmetic ran in every k-step (an sm_90a decode loop of
 // ~3270 instructions with 80 LDL / STL, against ~810 and none now). The other widths compile as before.
-// The widest power of two in x <= 15 (0 for 0). Outside Planes: a constant initialiser inside a class may not
-// call the class's own member functions (they are defined only once the class is complete).
-HM_DEVICE constexpr int widest_plane(int x) { return x & 8 ? 8 : x & 4 ? 4 : x & 2 ? 2 : x & 1; }
-
 template <int B>
 struct Planes {
   static constexpr int count = ((B >> 3) & 1) + ((B >> 2) & 1) + ((B >> 1) & 1) + (B & 1);
