@@ -35,8 +35,8 @@ from humming.errors import InvalidInputError, UnsupportedError  # noqa: E402
 from humming.kernels.gemm_dense import ACTIVATIONS, Tile  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import (Timer, bf16_rate, chain_time, copy_bandwidth, read_bandwidth, require_cuda,  # noqa: E402
-                    unwarmed_then_warmed)
+from timing import (Timer, add_plan_only_arguments, bf16_rate, chain_time, copy_bandwidth,  # noqa: E402
+                    read_bandwidth, require_cuda, unwarmed_then_warmed)
 
 SHAPES = ((8192, 8192), (28672, 8192), (8192, 28672), (28672, 4096), (4096, 14336))
 LARGE = SHAPES[1:4]
@@ -307,12 +307,9 @@ def main() -> None:
     ap.add_argument("--check", action="store_true", help="run the correctness matrix (isolated processes) only")
     ap.add_argument("--check-from", type=int, default=-1, help=argparse.SUPPRESS)
     ap.add_argument("--only", default="", help="with --check: a comma list of the test matrix's format ids")
-    ap.add_argument("--plan-only", action="store_true", help="with --check, no GPU: plan and compile the matrix's "
-                    "kernels for --arch (as the kernel switches in HUMMING_KERNEL_DEFINES build them) and list any "
-                    "with local memory in its MMA loop; nothing runs")
-    ap.add_argument("--arch", default="sm_90a", help="with --plan-only: the target to plan and compile for")
-    ap.add_argument("--sms", type=int, default=132,
-                    help="with --plan-only: SM count the tuner plans for (132: the H200)")
+    add_plan_only_arguments(ap, "with --check, no GPU: plan and compile the matrix's kernels for --arch (as the "
+                            "kernel switches in HUMMING_KERNEL_DEFINES build them) and list any with local memory "
+                            "in its MMA loop; nothing runs")
     ap.add_argument("--diagnose", type=int, default=-1, help="run one case of format #i once, save its cubin to $OUT")
     ap.add_argument("--diag-m", type=int, default=1, help="with --diagnose: M of that case (f16, the first shape)")
     args = ap.parse_args()

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_wna16 import FORMATS  # noqa: E402
-from timing import (Timer, copy_bandwidth, read_bandwidth, replay_span, require_cuda,  # noqa: E402
-                    unwarmed_then_warmed)
+from timing import (Timer, add_plan_only_arguments, copy_bandwidth, read_bandwidth, replay_span,  # noqa: E402
+                    require_cuda, unwarmed_then_warmed)
 
 from humming import knobs  # noqa: E402
 from humming.core import dtypes, packing, quantized  # noqa: E402
@@ -112,12 +112,9 @@ def main() -> None:
                     "(start, run, SM and the (tile, k-step) range each ran)")
     ap.add_argument("--span", action="store_true", help="also time each variant's own run on the device clock "
                     "(arch/timer.cuh, HM_TIMESTAMPS) and print how much of the replay's time lies outside it")
-    ap.add_argument("--plan-only", action="store_true", help="no GPU: plan and compile every variant for --arch and "
-                    "print each one's launch, registers, spills and CTAs an SM (a check of a device step's variants "
-                    "before device time is spent on them; benchmarks/device_batch.sh PLAN_ONLY=1)")
-    ap.add_argument("--arch", default="sm_90a", help="with --plan-only: the target to plan and compile for")
-    ap.add_argument("--sms", type=int, default=132,
-                    help="with --plan-only: SM count the tuner plans for (132: the H200)")
+    add_plan_only_arguments(ap, "no GPU: plan and compile every variant for --arch and print each one's launch, "
+                            "registers, spills and CTAs an SM (a check of a device step's variants before device "
+                            "time is spent on them)")
     args = ap.parse_args()
     if not args.plan_only:
         require_cuda(Path(__file__).name)

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import argparse
 import copy
 import statistics
 import time
@@ -30,6 +31,15 @@ def require_cuda(script: str) -> None:
                          f"CUDA {torch.version.cuda}). On a CPU machine, benchmarks/sass_loop.py and "
                          "benchmarks/jit_compile.py compile and inspect the kernels; the timings run on the device "
                          "(benchmarks/device_batch.sh).")
+
+
+def add_plan_only_arguments(ap: argparse.ArgumentParser, what: str) -> None:
+    """--plan-only (help: ``what``), and the --arch / --sms it plans for: a script's dry run on a machine without
+    a GPU (benchmarks/device_batch.sh PLAN_ONLY=1)."""
+    ap.add_argument("--plan-only", action="store_true", help=what)
+    ap.add_argument("--arch", default="sm_90a", help="with --plan-only: the target to plan and compile for")
+    ap.add_argument("--sms", type=int, default=132,
+                    help="with --plan-only: SM count the tuner plans for (132: the H200)")
 
 
 class Timer:
