@@ -325,7 +325,7 @@ struct GemmDense {
         } else if constexpr (B == 8 && !is_f16()) {
           v = dequant::int8_bf16_pair<P>(w, z.f[fn][j]);
         } else {
-          v = dequant::int_pair<B, P>(act, w, z.lo[fn][j]);
+          v = dequant::int_pair<B, P>(act, w, masks, z.lo[fn][j]);
         }
       } else {
         if constexpr (kE2m1)

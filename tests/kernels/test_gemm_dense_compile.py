@@ -938,3 +938,22 @@ def test_the_wgmma_four_fragment_form_reads_8_bit_words_per_step_without_spillin
     assert any(t.startswith("HGMMA") for t in loop)
     with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path)):
         assert loop_spill_accesses(disassemble(compile_spec(spec).binary)) == 0, spec.describe()
+
+
+def test_integer_codes_merge_their_planes_onto_the_magic_register(tmp_path: Path) -> None:
+    # Each bit plane of an integer code is one shift and one LOP3 (mask and merge) onto the magic exponent pair held
+    # in a register (dequant/values.cuh int_pair). With the magic OR-ed in as an immediate after the planes, 3-bit
+    # codes (planes 2 + 1) took three LOP3 a pair, 412 a stage against 2-bit's 148, and 2-bit codes an IMAD.MOV a
+    # pair rematerialising the magic (98 a stage).
+    from collections import Counter
+
+    hopper = archs.capabilities("sm_90a")
+    loops = {}
+    for name in ("gptq_int2", "gptq_int3"):
+        spec = tuning.TUNER.plan(GemmProblem(1, 28672, 8192, presets.get(name).weight, dtypes.bf16, dtypes.bf16),
+                                 hopper, 132).spec
+        loops[name] = Counter(t.split()[0] for t in _hot_loop(spec, tmp_path))
+    two, three = loops["gptq_int2"], loops["gptq_int3"]
+    assert two["HMMA.16816.F32.BF16"] == three["HMMA.16816.F32.BF16"] > 0  # the same tile: the same pairs a stage
+    assert three["LOP3.LUT"] <= 2 * two["LOP3.LUT"], (two, three)
+    assert two["IMAD.MOV.U32"] < 16, two

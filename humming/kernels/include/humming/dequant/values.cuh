@@ -33,13 +33,6 @@ HM_DEVICE constexpr u32 magic_int(bf16_t) { return 0x43004300u; }  // 128.0, 128
 HM_DEVICE constexpr float magic_int_value(f16_t) { return 1024.0f; }
 HM_DEVICE constexpr float magic_int_value(bf16_t) { return 128.0f; }
 
-// Integer codes with an additive offset per pair: returns (c - z) as act pairs, exact.
-// `negz` is the pair -(magic + z), prepared once per group (see offset_pair).
-template <int B, int P, class Act>
-HM_DEVICE u32 int_pair(Act act, const u32 (&w)[B], u32 negz) {
-  return arch::fma2(act, code_pair<B, P>(w) | magic_int(act), arch::one2(act), negz);
-}
-
 // Bit masks held in registers. LOP3 takes one immediate, so (word & mask) | magic needs the mask in a
 // register; left to itself ptxas rematerialises it with an IMAD.MOV before every use (one wasted issue
 // slot per pair: 28 of ~137 instructions per k16 step of the decode kernel, seen in its SASS). Built once
@@ -58,6 +51,15 @@ template <class Act>
 HM_DEVICE Masks pinned_masks(Act act, u32 zero) {
   return Masks{0x000F000Fu | zero, 0x00F000F0u | zero, 0x00FF00FFu | zero, magic_int(act) | zero,
                0x007F007Fu | zero, 0x00800080u | zero, 0xC380C380u | zero};
+}
+
+// Integer codes with an additive offset per pair: returns (c - z) as act pairs, exact.
+// `negz` is the pair -(magic + z), prepared once per group (see offset_pair). The codes go onto the masks' magic
+// pair (a register): with the magic as an immediate OR after the planes, ptxas spent a LOP3 a pair on it (3-bit
+// codes: three a pair where two do) or an IMAD.MOV a pair rematerialising it (2-bit codes).
+template <int B, int P, class Act>
+HM_DEVICE u32 int_pair(Act act, const u32 (&w)[B], const Masks& m, u32 negz) {
+  return arch::fma2(act, code_pair<B, P>(w, m.magic), arch::one2(act), negz);
 }
 
 // 4-bit codes: pair P of the single plane as the magic read M + c (M the masks' activation type's magic), the
