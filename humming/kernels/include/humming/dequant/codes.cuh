@@ -45,9 +45,9 @@ static_assert(Planes<7>::count == 3 && Planes<7>::width(0) == 4 && Planes<7>::wi
 
 HM_DEVICE constexpr u32 pair_mask(int w) { return ((1u << w) - 1u) * 0x00010001u; }
 
-// Codes of pair P, at bits [0, B) of each half, shifted left by SHIFT (SHIFT + B <= 16), OR-ed onto `base` (zero
-// there: the integer path passes its magic exponent pair, held in a register, so that each plane's mask-and-merge
-// is one LOP3 with it rather than a separate OR after the planes).
+// Codes of pair P, at bits [0, B) of each half, shifted left by SHIFT (SHIFT + B <= 16), OR-ed onto `base`: 0 for
+// the small floats; the integer path passes its magic exponent pair, held in a register, so that each plane's
+// mask-and-merge is one LOP3 with it rather than a separate OR after the planes.
 template <int B, int P, int SHIFT = 0>
 HM_DEVICE u32 code_pair(const u32 (&w)[B], u32 base = 0) {
   u32 out = base;
