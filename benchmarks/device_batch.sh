@@ -677,16 +677,16 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # channel at M = 1 / 16 on the three large shapes and M = 64 / 1024 on one, interleaved with the default build,
     # verified; then the check matrix's 8-bit float formats (e4m3 channel / block, e5m2, e3m4) built with it
     f8-prmt) { P="$PROFILE --reps 25 --verify --format"; F="w8a16 e4m3 ch"
-      T="tuner; tuner +HM_F8_PRMT=1; tuner; tuner +HM_F8_PRMT=1"
+      T="tuner; tuner +HM_F8_PRMT=0; tuner; tuner +HM_F8_PRMT=0"  # the permute is the default since NOTES run 31
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
         timeout 70 $P "$F" --n $n --k $k --m 1,16 --tiles "$T" | grep "M="; done
       timeout 70 $P "$F" --m 64,1024 --tiles "$T" | grep "M="
-      HUMMING_KERNEL_DEFINES=HM_F8_PRMT=1 timeout 150 $CHECK \
+      timeout 150 $CHECK \
         --only e4m3_channel,e4m3_block,e5m2_channel,e3m4_g64 | tail -6
     } 2>&1 | tee "$OUT/f8-prmt.txt" ;;
-    # the wgmma four-fragment form with 8-bit codes, words read per k16 step (the default since NOTES run 31) against
-    # all four steps' preloaded (the earlier default, +HM_WGMMA_PRELOAD=1), interleaved, verified, M = 64 / 128
-    preload-wide) { P="$PROFILE --reps 25 --verify --m 64,128"; T="tuner; tuner +HM_WGMMA_PRELOAD=1; tuner; tuner +HM_WGMMA_PRELOAD=1"
+    # the wgmma four-fragment form with 8-bit codes, all four steps' words preloaded (the default) against words read
+    # per k16 step (+HM_WGMMA_PRELOAD=0), interleaved, verified, M = 64 / 128 (NOTES run 31: preloading won on H100)
+    preload-wide) { P="$PROFILE --reps 25 --verify --m 64,128"; T="tuner; tuner +HM_WGMMA_PRELOAD=0; tuner; tuner +HM_WGMMA_PRELOAD=0"
       for f in "w8a16 s8 ch" "w8a16 e4m3 ch"; do timeout 90 $P --format "$f" --tiles "$T" | grep "M=\|skip"; done
       timeout 90 $P --format "w8a16 e4m3 ch" --act f16 --tiles "$T" | grep "M=\|skip"
     } 2>&1 | tee "$OUT/preload-wide.txt" ;;

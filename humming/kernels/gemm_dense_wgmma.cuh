@@ -36,11 +36,10 @@
 // dequant chain), 1 all four steps' at the top of compute() (the compiler then dequantises them all before the
 // stage's first wgmma). Measured (H200, 28672 x 8192 s4 g128, 2026-12-03): 1 for the four-fragment form (M = 64:
 // 91.0 against 93.8 us), 0 for the wide form (M = 1024: 804 against 816 with 1; reading one step ahead, before
-// the wait, ran 808 and was dropped). The first form (two or four fragments) preloads only codes of up to 4
-// bits, the width that was measured: four steps of b-bit words are 4 b registers a lane, and at 8 bits (32) the
-// f16 u8 zero-point kernel spilled 22 LDL / STL into its loop (sm_90a, NVRTC 13.5), where reading per step needs
-// none; the other wider codes compile to loops within a few instructions (+1 to -8). An experiment switch sets
-// one mode for both forms and every width (-1: the modes above).
+// the wait, ran 808 and was dropped). Codes wider than 4 bits preload too: reading per step instead ran s8 and
+// e4m3 at M = 64 / 128 0.5-1.5% slower (H100 SXM, 2026-12-05, interleaved, verified), although the f16 u8
+// zero-point kernel spills 22 LDL / STL into its loop with the preload (not timed). An experiment switch sets one
+// mode for both forms (-1: each form's measured mode).
 #ifndef HM_WGMMA_PRELOAD
 #define HM_WGMMA_PRELOAD -1
 #endif
@@ -155,7 +154,7 @@ struct GemmDenseWgmma {
                 "activation tiles must start on 1024-byte boundaries");
 
   struct Body {
-    using Preload = WordPreload<(Cfg::kWBits <= 4 ? 1 : 0)>;
+    using Preload = WordPreload<1>;
     // The last k16 step's wgmmas still read the stage after compute() returns; the next load goes to the stage
     // read two iterations ago, whose groups the first wait of the current compute() has retired.
     static constexpr int kLagStages = 1;
