@@ -858,17 +858,16 @@ def test_the_wgmma_kernels_read_s8_straight_into_bf16(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("act", [dtypes.bf16, dtypes.f16])
-def test_eight_bit_float_codes_take_one_byte_permute_a_pair_under_the_switch(act: dtypes.DType,
-                                                                             tmp_path: Path) -> None:
-    # dequant::float_pair_unfixed with HM_F8_PRMT=1: each e4m3 pair is one sign-replicating PRMT, a shift and a mask
-    # (three instructions where the sign and the rest moved apart took three or four). The decode loop of 16 x 128
-    # weights a warp's stage has 64 pairs; the default build has no PRMT there.
+def test_eight_bit_float_codes_take_one_byte_permute_a_pair(act: dtypes.DType, tmp_path: Path) -> None:
+    # dequant::float_pair_unfixed (HM_F8_PRMT=1, the default): each e4m3 pair is one sign-replicating PRMT, a shift
+    # and a mask (three instructions where the sign and the rest moved apart, HM_F8_PRMT=0, took three or four). The
+    # decode loop of 16 x 128 weights a warp's stage has 64 pairs; the old form has no PRMT there.
     fmt = presets.get("fp8_channel_w8a16").weight
     spec = tuning.TUNER.plan(GemmProblem(16, 28672, 4096, fmt, act, act), archs.capabilities("sm_90a"), 132).spec
-    loops = {d: _hot_loop(spec, tmp_path, d) for d in ("", "HM_F8_PRMT=1")}
+    loops = {d: _hot_loop(spec, tmp_path, d) for d in ("HM_F8_PRMT=0", "")}
     prmts = {d: sum(t.startswith("PRMT") for t in loop) for d, loop in loops.items()}
-    assert prmts == {"": 0, "HM_F8_PRMT=1": 64}, prmts
-    assert len(loops["HM_F8_PRMT=1"]) <= len(loops[""]) - 24, {d: len(loop) for d, loop in loops.items()}
+    assert prmts == {"HM_F8_PRMT=0": 0, "": 64}, prmts
+    assert len(loops[""]) <= len(loops["HM_F8_PRMT=0"]) - 24, {d: len(loop) for d, loop in loops.items()}
 
 
 def test_the_swapped_form_stages_only_the_activation_rows_it_reads_under_the_switch(tmp_path: Path) -> None:
@@ -923,21 +922,6 @@ def test_the_three_plane_code_keeps_its_words_in_registers(arch: str, m: int, tm
         kernel = compile_spec(spec)
     assert loop_spill_accesses(disassemble(kernel.binary)) == 0, spec.describe()
     assert len(loop) < 1200, f"{spec.describe()}: a loop of {len(loop)} instructions"
-
-
-def test_the_wgmma_four_fragment_form_reads_8_bit_words_per_step_without_spilling(tmp_path: Path) -> None:
-    # Four k16 steps of 8-bit words preloaded are 32 registers a lane under the compute warpgroups' cap: the f16 u8
-    # zero-point kernel spilled 22 LDL / STL into its loop with them (gemm_dense_wgmma.cuh HM_WGMMA_PRELOAD).
-    from conformance.sass import disassemble, loop_spill_accesses
-
-    u8 = WeightFormat(dtypes.u8, ScaleSpec(Granularity.GROUP, dtypes.bf16, 128), ZeroPointSpec.INT)
-    spec = tuning.TUNER.plan(GemmProblem(64, 8192, 8192, u8, dtypes.f16, dtypes.f16), archs.capabilities("sm_90a"),
-                             132).spec
-    assert isinstance(spec, GemmDenseWgmmaSpec) and spec.tile.frag_m == 4, spec.describe()
-    loop = _hot_loop(spec, tmp_path)
-    assert any(t.startswith("HGMMA") for t in loop)
-    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path)):
-        assert loop_spill_accesses(disassemble(compile_spec(spec).binary)) == 0, spec.describe()
 
 
 def test_integer_codes_merge_their_planes_onto_the_magic_register(tmp_path: Path) -> None:
