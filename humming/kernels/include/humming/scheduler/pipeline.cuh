@@ -20,10 +20,11 @@
 #ifndef HM_UNIFORM_WARP
 #define HM_UNIFORM_WARP 1
 #endif
-// Experiment switch (timing only until measured): 1 = the k-warp reduction at a tile's finish goes through the stage
-// the k-loop read last instead of a buffer of its own (8 KB for the decode tiles), so that the M <= 16 tile fits
-// three CTAs an SM with three 256-deep stages (NOTES-wna16 run 29); kernels whose every thread copies
-// (GemmDenseConfig::kRedInStage; the twin: GemmDenseSpec.reduces_in_stage).
+// Experiment switch (timing only): 1 = the k-warp reduction at a tile's finish goes through the stage the k-loop
+// read last instead of a buffer of its own (8 KB for the decode tiles), so that the M <= 16 tile fits three CTAs an
+// SM with three 256-deep stages (NOTES-wna16 run 29); kernels whose every thread copies
+// (GemmDenseConfig::kRedInStage; the twin: GemmDenseSpec.reduces_in_stage). Measured (H100 SXM, 2026-12-05, NOTES
+// run 31): it ties at two CTAs an SM, and three CTAs lose 4-30%.
 #ifndef HM_RED_IN_STAGE
 #define HM_RED_IN_STAGE 0
 #endif
