@@ -28,7 +28,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from humming.core import dtypes, packing, presets, quantized, reference  # noqa: E402
-from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightFormat  # noqa: E402
+from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightFormat, ZeroPointSpec  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
 from humming.core.plan import KernelPlan  # noqa: E402
 from humming.errors import InvalidInputError, UnsupportedError  # noqa: E402
@@ -47,6 +47,7 @@ FORMATS = {
     "w4a16 u4 zp g128": presets.get("awq_int4").weight,
     "w8a16 s8 ch": WeightFormat(dtypes.s8, ScaleSpec(Granularity.CHANNEL, dtypes.f32)),
     "w8a16 e4m3 ch": presets.get("fp8_channel_w8a16").weight,
+    "w8a16 u8 zp g128": WeightFormat(dtypes.u8, ScaleSpec(Granularity.GROUP, dtypes.bf16, 128), ZeroPointSpec.INT),
     "mxfp4": presets.get("mxfp4").weight,
     "nvfp4": presets.get("nvfp4_w4a16").weight,
 }

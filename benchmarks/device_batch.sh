@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests older-targets jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats f8-prmt preload-wide a-rows red-stage sk-today a-rows-check large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 a-rows red-stage sk-today a-rows-check large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 # PLAN_ONLY=1 bash benchmarks/device_batch.sh STEP...: a dry run on a machine without a GPU, before device time goes
 # to a step: nothing is installed; profile_wna16 and bench_wna16 --check plan and compile the step's variants for the
@@ -690,6 +690,13 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       for f in "w8a16 s8 ch" "w8a16 e4m3 ch"; do timeout 90 $P --format "$f" --tiles "$T" | grep "M=\|skip"; done
       timeout 90 $P --format "w8a16 e4m3 ch" --act f16 --tiles "$T" | grep "M=\|skip"
     } 2>&1 | tee "$OUT/preload-wide.txt" ;;
+    # the wgmma four-fragment form's one spilling kernel (NOTES run 31): u8 zero-point g128 with f16 activations keeps
+    # 22 LDL / STL in its loop with a stage's words preloaded (the default), none read per step (+HM_WGMMA_PRELOAD=0);
+    # M = 64 / 128 at 28672 x 8192, f16 then bf16 (which does not spill), interleaved, verified
+    preload-u8) { P="$PROFILE --reps 25 --verify --m 64,128 --format"; F="w8a16 u8 zp g128"
+      T="tuner; tuner +HM_WGMMA_PRELOAD=0; tuner; tuner +HM_WGMMA_PRELOAD=0"
+      for a in f16 bf16; do timeout 90 $P "$F" --act $a --tiles "$T" | grep "M=\|skip"; done
+    } 2>&1 | tee "$OUT/preload-u8.txt" ;;
     # the swapped form's stage with only the activation rows its n8 fragments read (HM_SWAP_A_ROWS=1, memory/stage.cuh;
     # NOTES-wna16 run 29): M = 1 and 8 on the three large shapes and MXFP4 / NVFP4 M = 1, verified, interleaved with the
     # default build: the tuner's tile with it (4 KB less a stage, same occupancy), then three CTAs an SM with three
