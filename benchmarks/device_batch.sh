@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests older-targets jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 a-rows red-stage sk-today a-rows-check large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 sk-today large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 # PLAN_ONLY=1 bash benchmarks/device_batch.sh STEP...: a dry run on a machine without a GPU, before device time goes
 # to a step: nothing is installed; profile_wna16 and bench_wna16 --check plan and compile the step's variants for the
@@ -697,39 +697,14 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       T="tuner; tuner +HM_WGMMA_PRELOAD=0; tuner; tuner +HM_WGMMA_PRELOAD=0"
       for a in f16 bf16; do timeout 90 $P "$F" --act $a --tiles "$T" | grep "M=\|skip"; done
     } 2>&1 | tee "$OUT/preload-u8.txt" ;;
-    # the swapped form's stage with only the activation rows its n8 fragments read (HM_SWAP_A_ROWS=1, memory/stage.cuh;
-    # NOTES-wna16 run 29): M = 1 and 8 on the three large shapes and MXFP4 / NVFP4 M = 1, verified, interleaved with the
-    # default build: the tuner's tile with it (4 KB less a stage, same occupancy), then three CTAs an SM with three
-    # stages and two with five, which only it fits
-    a-rows) { P="$PROFILE --reps 25 --verify"; A="+HM_SWAP_A_ROWS=1"
-      T1="tuner; tuner $A; 1,1,2,1,2,256,3,8,3,1,0,0,1 $A; 1,1,2,1,2,256,5,8,2,1,0,0,1 $A; tuner; tuner $A"
-      T8="tuner; tuner $A; 1,1,2,1,2,256,3,8,3,1 $A; 1,1,2,1,2,256,5,8,2,1 $A; tuner; tuner $A"
-      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
-        timeout 75 $P --n $n --k $k --m 1 --tiles "$T1" | grep "M=\|skip"
-        timeout 75 $P --n $n --k $k --m 8 --tiles "$T8" | grep "M=\|skip"; done
-      for f in mxfp4 nvfp4; do timeout 75 $P --format $f --m 1 --tiles "$T1" | grep "M=\|skip"; done
-    } 2>&1 | tee "$OUT/a-rows.txt" ;;
-    # the k-warp reduction through the stage just read (HM_RED_IN_STAGE=1, scheduler/pipeline.cuh): the M = 16 tile
-    # with three CTAs an SM and three 256-deep stages, which only it fits (ptxas spills 52 bytes there at 168 registers), beside
-    # the tuner's, interleaved, verified, on the three large shapes and MXFP4 M = 16
-    red-stage) { P="$PROFILE --reps 25 --verify --m 16"; R="+HM_RED_IN_STAGE=1"
-      T="tuner; tuner $R; 1,1,2,1,2,256,3,8,3,2 $R; tuner; 1,1,2,1,2,256,3,8,3,2 $R"
-      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
-        timeout 75 $P --n $n --k $k --tiles "$T" | grep "M=\|skip"; done
-      timeout 75 $P --format mxfp4 --tiles "$T" | grep "M=\|skip"
-    } 2>&1 | tee "$OUT/red-stage.txt" ;;
     # 28672 x 4096's decode tiles under Stream-K against the tuner's data-parallel plan (NOTES run 30): its 224 CTAs sit
     # two on 92 SMs and one on 40, and run 11 found the shared SMs' arithmetic the bound. The tuner runs 28672 x 8192
     # under Stream-K and keeps one CTA a tile here on the comparison of 2026-12-03 21:55 (tuning.DECODE_STREAM_K_FROM:
-    # s4 M = 1 24.1 / 24.6 us, M = 16 tied); this repeats it on today's kernels and adds the 8-row stage
-    # (HM_SWAP_A_ROWS=1), which leaves the SMs more room; interleaved, verified
-    sk-today) { P="$PROFILE --reps 25 --verify --n 28672 --k 4096"; A="+HM_SWAP_A_ROWS=1"
-      timeout 75 $P --m 1 --tiles "tuner; tuner stream-k; tuner $A; tuner stream-k $A; tuner; tuner stream-k" | grep "M=\|skip"
+    # s4 M = 1 24.1 / 24.6 us, M = 16 tied); this repeats it on today's kernels, interleaved, verified
+    sk-today) { P="$PROFILE --reps 25 --verify --n 28672 --k 4096"
+      timeout 75 $P --m 1 --tiles "tuner; tuner stream-k; tuner; tuner stream-k" | grep "M=\|skip"
       timeout 75 $P --m 16 --tiles "tuner; tuner stream-k; tuner; tuner stream-k" | grep "M=\|skip"
     } 2>&1 | tee "$OUT/sk-today.txt" ;;
-    # the check matrix with every kernel built under both switches (M <= 8 cases take HM_SWAP_A_ROWS, every tile with
-    # k-warps HM_RED_IN_STAGE)
-    a-rows-check) HUMMING_KERNEL_DEFINES=HM_SWAP_A_ROWS=1,HM_RED_IN_STAGE=1 timeout 300 $CHECK 2>&1 | tee "$OUT/a-rows-check.txt" | tail -4 ;;
     # the issue's largest M (65536) with operands past 2^31 bytes: the tuner's kernel and the mma.sync tile (GPU test)
     large-m) timeout 300 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -rs \
                -k largest_m 2>&1 | tail -6 | tee "$OUT/large-m.txt" ;;

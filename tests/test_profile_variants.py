@@ -25,15 +25,15 @@ def test_a_variant_with_a_switch_plans_with_the_sizes_its_cubin_exports(tmp_path
     problem = GemmProblem(1, 28672, 8192, FORMATS["w4a16 s4 g128"], dtypes.bf16, dtypes.bf16)
     caps = humming.devices.target("sm_90a")
     three = "1,1,2,1,2,256,3,8,3,1,0,0,1"
-    text = f"tuner; tuner +HM_SWAP_A_ROWS=1; {three}; {three} +HM_SWAP_A_ROWS=1,HM_RED_IN_STAGE=1"
+    text = f"tuner; tuner +HM_ZERO_ON_SUMS=0; {three}; {three} +HM_ZERO_ON_SUMS=0,HM_FIX_ON_ACT=0"
     tuner, *plans = profile_wna16.variant_plans(problem, caps, tuning.TUNER, 132, text)
     with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path)):
         for plan in plans:
             assert compile_spec(plan.spec).exports["smem_bytes"] == plan.smem, plan.spec.describe()
-    # the switch's 8 activation rows: 4 KB less a stage; three CTAs an SM fit only with both switches
-    assert [p.smem for p in plans[:2]] == [tuner.smem, tuner.smem - tuner.spec.stages * 4096]
-    assert [p.spec.min_blocks for p in plans[2:]] == [2, 3]
-    assert [p.spec.defines for p in plans] == ["", "HM_SWAP_A_ROWS=1", "", "HM_SWAP_A_ROWS=1,HM_RED_IN_STAGE=1"]
+    assert [p.smem for p in plans[:2]] == [tuner.smem, tuner.smem]
+    assert [p.spec.defines for p in plans] == ["", "HM_ZERO_ON_SUMS=0", "", "HM_ZERO_ON_SUMS=0,HM_FIX_ON_ACT=0"]
+    # each build is its own kernel: the switch reaches the source
+    assert plans[1].spec.render() != plans[0].spec.render()
 
 
 def test_plan_only_prints_each_variant_its_resources_and_the_variants_that_do_not_apply(

@@ -97,16 +97,12 @@ struct GemmDenseConfig {
   static_assert(kSMode != kScaleGroup || (kGS % 16 == 0 && (kGS % kBK == 0 || kBK % kGS == 0)),
                 "group size must be a multiple of 16 and divide or be divided by BK");
 
-  // The stage's activation rows (HM_SWAP_A_ROWS, memory/stage.cuh); the tile, workspace and epilogue keep kBM.
-  static constexpr int kARows = HM_SWAP_A_ROWS && kSwapAB ? 8 * SWAP_N8_ : kBM;
-  using Stage = memory::StageLayout<kARows, kBN, kBK, kWBits,
+  using Stage = memory::StageLayout<kBM, kBN, kBK, kWBits,
                                     (kSMode == kScaleGroup ? (kGS >= kBK ? 1 : kBK / kGS) : 0),
                                     dequant::ScaleBytes<kSDT>::value,
                                     (kZMode == kZeroGroup ? (kZGS == 0 || kZGS >= kBK ? 1 : kBK / kZGS) : 0)>;
-  // The k-warp reduction's buffer after the stages, or (HM_RED_IN_STAGE, scheduler/pipeline.cuh) the stage just read.
-  static constexpr bool kRedInStage = HM_RED_IN_STAGE && !BULK_W_ && !PRODUCER_ && kWarpK > 1 &&
-                                      (kWarpK - 1) * kBM * kBN * 4 <= Stage::kBytes;
-  static constexpr int kRedBytes = kWarpK > 1 && !kRedInStage ? (kWarpK - 1) * kBM * kBN * 4 : 0;
+  // The k-warp reduction's buffer, after the stages.
+  static constexpr int kRedBytes = kWarpK > 1 ? (kWarpK - 1) * kBM * kBN * 4 : 0;
   // Weights through the bulk copy engine: one 8-byte mbarrier per stage after the reduction buffer.
   static constexpr bool kBulkWeights = BULK_W_ != 0;
 #if defined(HM_ARCH) && HM_ARCH < 900
@@ -255,7 +251,7 @@ struct GemmDense {
       }
       u32 a[FM][4];
       u32 x[2][2];  // swapped form: the n8 operands (rows 0-7, 8-15)
-      if constexpr (Cfg::kSwapAB) mma::load_n8_operands<BK, Stage::BM>(x, sA, ks, lane);
+      if constexpr (Cfg::kSwapAB) mma::load_n8_operands<BK>(x, sA, ks, lane);
       if constexpr (kFixOnActivations) {
         constexpr u32 kShift2 = (static_cast<u32>(127 + kActShift) << 7) * 0x00010001u;  // 2^kActShift, a bf16 pair
 #pragma unroll

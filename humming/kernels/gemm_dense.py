@@ -12,7 +12,6 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from humming import knobs
 from humming.capabilities.model import DeviceCapabilities, Target
 from humming.core import dtypes
 from humming.core.codegen import KernelSpec, Requirement, param
@@ -201,7 +200,7 @@ class GemmDenseSpec(KernelSpec):
     #: finished by finish_spread (epilogue/finish.cuh); this kernel unswaps them first
     finishes_swapped_tiles: ClassVar[bool] = False
     #: experiment switches ("NAME=V,...") a timing variant's class is built with (benchmarks/profile_wna16.py
-    #: with_defines), besides HUMMING_KERNEL_DEFINES; the sizes below mirror the ones that change them
+    #: with_defines), besides HUMMING_KERNEL_DEFINES; none of them changes the sizes below
     defines: ClassVar[str] = ""
 
     act: DType = param(allowed=ACTIVATIONS, cpp=_act_cpp, doc="activation and MMA operand dtype")
@@ -331,38 +330,19 @@ class GemmDenseSpec(KernelSpec):
         t = self.tile
         r = lambda x: (x + 127) // 128 * 128  # noqa: E731
         w = (t.bk // 16) * (t.block_n // 64) * 128 * self.wbits
-        a = self.activation_rows() * t.bk * 2
+        a = t.block_m * t.bk * 2
         srows = (1 if self.gs >= t.bk else t.bk // self.gs) if self.smode is ScaleMode.GROUP else 0
         sbytes = 2 if self.sdt is ScaleStorage.ACT else 1
         zrows = (1 if self.zgs == 0 or self.zgs >= t.bk else t.bk // self.zgs) if self.zmode is ZeroMode.ROWS else 0
         return r(r(r(r(w) + a) + srows * t.block_n * sbytes) + zrows * t.block_n * 2)
 
     def smem_bytes(self) -> int:
-        red = 0 if self.reduces_in_stage() else self.reduction_bytes()
-        return self.stages * self.stage_bytes() + red + self.barrier_bytes()
+        return self.stages * self.stage_bytes() + self.reduction_bytes() + self.barrier_bytes()
 
     def reduction_bytes(self) -> int:
         """The k-warp reduction's buffer: (warp_k - 1) f32 tiles."""
         t = self.tile
         return (t.warp_k - 1) * t.block_m * t.block_n * 4
-
-    def switched_on(self, name: str) -> bool:
-        """Whether the experiment switch ``name`` (a template macro) is on in this kernel's build: defined to anything
-        but 0, as the templates test it (the variant class's definition after HUMMING_KERNEL_DEFINES')."""
-        values = dict(item.partition("=")[::2] for item in (*knobs.kernel_defines.get(), *self.defines.split(",")))
-        return values.get(name, "0") != "0"
-
-    def activation_rows(self) -> int:
-        """Rows of a stage's activation tile: the tile's, or under HM_SWAP_A_ROWS=1 (memory/stage.cuh, an experiment)
-        only those the swapped form's n8 fragments read, 8 x swap_n8."""
-        t = self.tile
-        return 8 * t.swap_n8 if t.swap_n8 and self.switched_on("HM_SWAP_A_ROWS") else t.block_m
-
-    def reduces_in_stage(self) -> bool:
-        """Whether the k-warp reduction goes through the stage just read (HM_RED_IN_STAGE=1, scheduler/pipeline.cuh, an
-        experiment; kernels whose every thread copies) instead of a buffer of its own."""
-        return (self.switched_on("HM_RED_IN_STAGE") and self.tile.warp_k > 1 and not self.bulk_w
-                and not self.producer and self.reduction_bytes() <= self.stage_bytes())
 
     #: Warps a producer takes (``producer=1``): one here; the wgmma kernels take a warpgroup.
     producer_warps = 1

@@ -870,44 +870,6 @@ def test_eight_bit_float_codes_take_one_byte_permute_a_pair(act: dtypes.DType, t
     assert len(loops[""]) <= len(loops["HM_F8_PRMT=0"]) - 24, {d: len(loop) for d, loop in loops.items()}
 
 
-def test_the_swapped_form_stages_only_the_activation_rows_it_reads_under_the_switch(tmp_path: Path) -> None:
-    # HM_SWAP_A_ROWS=1 (memory/stage.cuh, an experiment): a one-fragment decode kernel (M <= 8) stages 8 activation
-    # rows instead of 16, 4 KB less a 256-deep stage, so that three CTAs with three stages fit an H200 SM; its loop
-    # reads them with one ldmatrix.x2 a k16 step. The twin mirrors the size; two-fragment kernels keep 16 rows.
-    per_sm = archs.capabilities("sm_90a").limits.shared_memory_per_sm
-    for m, rows in ((1, 8), (8, 8), (16, 16)):
-        spec = _h200_plan(m, 28672, 8192).spec
-        plain = spec.smem_bytes()
-        with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES="HM_SWAP_A_ROWS=1"):
-            assert spec.activation_rows() == rows, spec.tile
-            assert compile_spec(spec).exports["smem_bytes"] == spec.smem_bytes(), spec.tile
-            assert spec.smem_bytes() == plain - spec.stages * (16 - rows) * spec.bk * 2, spec.tile
-            three = replace(spec, stages=3, min_blocks=3)
-            assert (3 * (three.smem_bytes() + 1024) <= per_sm) == (rows == 8), spec.tile
-    loops = {d: _hot_loop(_h200_plan(1, 28672, 8192).spec, tmp_path, d) for d in ("", "HM_SWAP_A_ROWS=1")}
-    ldsm = {d: sorted({t.split()[0] for t in loop if t.startswith("LDSM")}) for d, loop in loops.items()}
-    assert ldsm == {"": ["LDSM.16.M88.4"], "HM_SWAP_A_ROWS=1": ["LDSM.16.M88.2"]}, ldsm
-    assert len(loops["HM_SWAP_A_ROWS=1"]) < len(loops[""]), {d: len(loop) for d, loop in loops.items()}
-
-
-def test_the_k_warp_reduction_can_borrow_the_stage_just_read_under_the_switch(tmp_path: Path) -> None:
-    # HM_RED_IN_STAGE=1 (gemm_dense.cuh, an experiment): kernels with k-warps reduce through the stage the k-loop
-    # read last instead of a buffer of their own, so that the M <= 16 decode tile fits three CTAs an H200 SM with
-    # three 256-deep stages. The twin mirrors the size; a producer or bulk-copy kernel keeps its buffer.
-    per_sm = archs.capabilities("sm_90a").limits.shared_memory_per_sm
-    spec = _h200_plan(16, 28672, 8192).spec
-    assert spec.warp_k > 1 and not spec.producer and not spec.bulk_w
-    plain, three = spec.smem_bytes(), replace(spec, stages=3, min_blocks=3)
-    assert 3 * (three.smem_bytes() + 1024) > per_sm
-    producer = replace(spec, producer=1)
-    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES="HM_RED_IN_STAGE=1"):
-        assert spec.reduces_in_stage() and not producer.reduces_in_stage()
-        assert spec.smem_bytes() == plain - spec.reduction_bytes() and spec.reduction_bytes() <= spec.stage_bytes()
-        assert compile_spec(spec).exports["smem_bytes"] == spec.smem_bytes()
-        assert compile_spec(three).exports["smem_bytes"] == three.smem_bytes()
-        assert 3 * (three.smem_bytes() + 1024) <= per_sm
-
-
 @pytest.mark.parametrize("arch, m", [("sm_90a", 1), ("sm_90a", 1000), ("sm_75", 16)])
 def test_the_three_plane_code_keeps_its_words_in_registers(arch: str, m: int, tmp_path: Path) -> None:
     # The 7-bit code (planes 4 + 2 + 1) is the one width with three planes. With the plane geometry written as

@@ -108,8 +108,6 @@ HM_DEVICE void reduce_k_warps(char* red_smem, Acc& acc, int wmn, int wk, int lan
   constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;  // float4s per lane
   constexpr int WMN = Cfg::kWarpM * Cfg::kWarpN;
   float4* red = reinterpret_cast<float4*>(red_smem);
-  // A buffer in the stage just read (Cfg::kRedInStage): every k-warp's reads of it are done first.
-  if constexpr (Cfg::kRedInStage) Cfg::sync_compute();
   if (wk > 0) {
     for_each_quad(acc, [&](float (&c)[4], int r) {
       red[(((wk - 1) * WMN + wmn) * R + r) * 32 + lane] = make_float4(c[0], c[1], c[2], c[3]);

@@ -16,14 +16,6 @@
 #ifndef HM_LOADER_POINTERS
 #define HM_LOADER_POINTERS 4
 #endif
-// Experiment switch (timing only): 1 = the dense kernel's swapped form stages only the activation rows its n8
-// fragments read (8 x SWAP_N8) instead of the tile's 16, which at SWAP_N8 = 1 (M <= 8) frees 4 KB a 256-deep
-// stage: three CTAs an SM with three stages, or two with five (NOTES-wna16 run 29). Rows past M stay unloaded as
-// before. gemm_dense.cuh's kARows takes it; the twin mirrors it (GemmDenseSpec.activation_rows). Measured (H100
-// SXM, 2026-12-05, NOTES run 31): it ties with the default, and the 3-CTA / 5-stage tiles it allows lose 1-10%.
-#ifndef HM_SWAP_A_ROWS
-#define HM_SWAP_A_ROWS 0
-#endif
 
 namespace humming {
 namespace memory {

@@ -31,20 +31,13 @@ struct SwapAccumulators {
 // ldmatrix.x4 whose lanes address rows 0-7 at k low / high (lanes 0-15), then rows 8-15 (lanes 16-31): x[h] is
 // then registers 2h and 2h + 1, adjacent as mma wants its B operand (load_a's order, rows before k, made the
 // compiler copy a[0] and a[2] into a pair: about seven moves a k16 step).
-// ROWS 8 (a tile of only the first n8 fragment's rows, GemmDenseConfig::kARows): one ldmatrix.x2 of rows 0-7 into
-// x[0]; x[1] is left as it was (a one-fragment kernel never reads it).
-template <int BK, int ROWS = 16>
+template <int BK>
 HM_DEVICE void load_n8_operands(u32 (&x)[2][2], u32 tile, int ks, int lane) {
-  static_assert(ROWS == 8 || ROWS >= 16, "the activation tile holds one n8 fragment's rows or both");
+  u32 d[4];
+  const int r = (lane & 7) + ((lane >> 4) << 3);
   const int ck = ks * 2 + ((lane >> 3) & 1);
-  if constexpr (ROWS == 8) {
-    arch::ldmatrix_x2(x[0], tile + a_tile_offset<BK>(lane & 7, ck));
-  } else {
-    u32 d[4];
-    const int r = (lane & 7) + ((lane >> 4) << 3);
-    arch::ldmatrix_x4(d, tile + a_tile_offset<BK>(r, ck));
-    x[0][0] = d[0], x[0][1] = d[1], x[1][0] = d[2], x[1][1] = d[3];
-  }
+  arch::ldmatrix_x4(d, tile + a_tile_offset<BK>(r, ck));
+  x[0][0] = d[0], x[0][1] = d[1], x[1][0] = d[2], x[1][1] = d[3];
 }
 
 // One m64 wgmma fragment per warp and n64 block (the wide wgmma form): d[fn][h][e] is weight column

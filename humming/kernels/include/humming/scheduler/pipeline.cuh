@@ -20,14 +20,6 @@
 #ifndef HM_UNIFORM_WARP
 #define HM_UNIFORM_WARP 1
 #endif
-// Experiment switch (timing only): 1 = the k-warp reduction at a tile's finish goes through the stage the k-loop
-// read last instead of a buffer of its own (8 KB for the decode tiles), so that the M <= 16 tile fits three CTAs an
-// SM with three 256-deep stages (NOTES-wna16 run 29); kernels whose every thread copies
-// (GemmDenseConfig::kRedInStage; the twin: GemmDenseSpec.reduces_in_stage). Measured (H100 SXM, 2026-12-05, NOTES
-// run 31): it ties at two CTAs an SM, and three CTAs lose 4-30%.
-#ifndef HM_RED_IN_STAGE
-#define HM_RED_IN_STAGE 0
-#endif
 
 namespace humming {
 namespace scheduler {
@@ -229,10 +221,8 @@ HM_DEVICE void pipeline_all_threads(const Args& p, char* smem) {
     }
     int mt, nt;
     scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
-    // The k-warp reduction's buffer: its own after the stages, or (Cfg::kRedInStage) the stage just read, which the
-    // next load_next() refills only after the next k-step's barrier (the reduction's barriers keep the reads apart).
+    // The k-warp reduction's buffer, after the stages.
     char* red = smem + Kernel::S * Kernel::Stage::kBytes;
-    if constexpr (Cfg::kRedInStage) red = smem + stage_before<Kernel::S>(stage) * Kernel::Stage::kBytes;
     body.finish(p, sk, red, c_tile, mt, nt, seg_begin, it, wm, wn, wk, lane);
     ++c_tile;
   }

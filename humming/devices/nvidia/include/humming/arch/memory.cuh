@@ -84,11 +84,6 @@ HM_DEVICE void ldmatrix_x4(u32 (&r)[4], u32 addr) {
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
 }
 
-// Two 8x8 b16 matrices; lanes 0-15 give the row addresses (lane i: matrix i/8, row i%8), lanes 16-31 are ignored.
-HM_DEVICE void ldmatrix_x2(u32 (&r)[2], u32 addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(addr));
-}
-
 HM_DEVICE uint4 lds128(u32 addr) {
   uint4 v;
   asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
