@@ -417,6 +417,20 @@ def test_past_decode_the_tuner_takes_wgmma_where_the_target_has_it_and_mma_sync_
                                                                       "mma": archs.capabilities("sm_80").mma}))
 
 
+def test_mma_sync_past_m_64_stages_128_k_for_codes_of_up_to_4_bits_and_64_for_wider() -> None:
+    # LARGE_SMEM's compute-bound rows (H200, 2026-12-05: three 128-deep stages 2.6-6% faster for s4 / AWQ / MXFP4 /
+    # NVFP4); 8-bit codes keep four 64-deep stages, which fit sm_80 unshrunk, as the 4-bit tile does.
+    def tile(arch: str, fmt: WeightFormat) -> tuple[int, int]:
+        spec = tuning.TUNER.plan(GemmProblem(1024, 28672, 8192, fmt, dtypes.bf16, dtypes.bf16),
+                                 archs.capabilities(arch), 108).spec
+        return spec.bk, spec.stages
+
+    s8 = WeightFormat(dtypes.s8, ScaleSpec(Granularity.CHANNEL, dtypes.f32))
+    for arch in ("sm_80", "sm_100a"):
+        assert tile(arch, W4) == (128, 3) and tile(arch, presets.get("mxfp4").weight) == (128, 3), arch
+        assert tile(arch, s8) == (64, 4), arch
+
+
 def test_the_wgmma_twin_refuses_tiles_its_template_cannot_run() -> None:
     t = archs.capabilities("sm_90a").target
     d = DecodeParams.of(W4)

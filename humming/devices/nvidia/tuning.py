@@ -2,11 +2,11 @@
 
 ``TUNER.plan(problem, caps, sm_count)`` returns a KernelPlan. Tiles come from the table that fits the target's
 shared memory per block; the first row whose ``max_m`` covers M, whose format filter takes the format and whose
-kernel's MMA instruction the target has (wgmma rows are skipped on targets without wgmma) wins. The grid is data-parallel (one CTA per
-tile) when the tiles nearly fill one wave of resident CTAs or make many waves, else Stream-K over (tile, k-step) iterations with
-one CTA per resident slot: a decode-sized GEMM (M <= 16: a few dozen tiles) still streams weights on every SM,
-and a large one has no tail wave.
-Numbers in the tables were measured on one H200 (benchmarks/NOTES-wna16.md).
+kernel's MMA instruction the target has (wgmma rows are skipped on targets without wgmma) wins. The grid is
+data-parallel (one CTA per tile) when the tiles nearly fill one wave of resident CTAs or make many waves, else
+Stream-K over (tile, k-step) iterations with one CTA per resident slot: a decode-sized GEMM (M <= 16: a few dozen
+tiles) still streams weights on every SM, and a large one has no tail wave. Numbers in the tables were measured on
+one H200 (benchmarks/NOTES-wna16.md).
 """
 
 from __future__ import annotations
@@ -66,19 +66,17 @@ def _one_token_pays(d: DecodeParams, act: DType) -> bool:
 #: Weight bytes an SM from which a decode tile's one-wave launch runs Stream-K rather than one CTA a tile (224 tiles on
 #: 264 slots leave 40 SMs one tile where the others have two). Since the split tiles' fix-up no longer meets at a
 #: counter (456165d: the tile's first CTA adds the sharers' partials as they land), Stream-K wins for every code of
-#: at most 4 bits there. H200, 2026-12-03 21:55, one process a line, the two schedules interleaved after a warm-up,
-#: verified (us, one CTA a tile / Stream-K): 28672 x 8192 (890 KiB an SM) s4 M = 1 39.7-40.0 / 38.4-38.9, M = 16
-#: 49.4-49.6 / 46.0-46.1, MXFP4 45.4-45.6 / 43.0-43.0 and 56.0-56.2 / 51.5-51.6, NVFP4 50.9-51.1 / 47.3-47.4 and
-#: 63.9-64.1 / 58.6-58.9; 28672 x 4096 (445 KiB) s4 M = 1 24.1-24.2 / 24.6-24.7, M = 16 28.9-29.0 / 28.8-29.0.
+#: at most 4 bits there. H200, 2026-12-03 21:55, interleaved, verified (RESULTS.md), one CTA a tile / Stream-K:
+#: 28672 x 8192 (890 KiB an SM) s4 M = 1 39.7-40.0 / 38.4-38.9 us, MXFP4 / NVFP4 M = 1 / 16 5-8% faster under Stream-K;
+#: 28672 x 4096 (445 KiB) s4 M = 1 24.1-24.2 / 24.6-24.7, M = 16 tied (H100 SXM 2026-12-05: one CTA a tile ahead).
 DECODE_STREAM_K_FROM = 640 * KiB
 
 
 _INF = 1 << 62
-#: NVRTC 13.0's ptxas miscompiles the wgmma kernels: on the H200 (2026-12-02) a cp.async of
-#: gemm_dense_wgmma_wide (s4 per channel, f16, 256 x 128 tile) took its shared-memory offset and memory
-#: descriptor from uniform registers that nothing in the kernel writes (UR0/UR1, compute-sanitizer:
-#: illegal instruction at that LDGSTS); it trapped in one run of the correctness matrix and passed in the next,
-#: as garbage registers would. NVRTC 13.5 compiles the same source with the registers defined.
+#: NVRTC 13.0's ptxas miscompiles the wgmma kernels: on the H200 (2026-12-02) a cp.async of gemm_dense_wgmma_wide (s4
+#: per channel, f16, 256 x 128 tile) took its shared-memory offset and memory descriptor from uniform registers that
+#: nothing in the kernel writes (UR0/UR1, compute-sanitizer: illegal instruction at that LDGSTS); it trapped in one
+#: run of the correctness matrix and passed in the next. NVRTC 13.5 compiles the same source with them defined.
 WGMMA_MIN_NVRTC = (13, 5)
 #: One CTA a tile when the tiles fill at least this share of one wave (and at most all of it).
 DP_WAVE_FILL = 0.8
@@ -90,9 +88,7 @@ DP_WAVE_FILL = 0.8
 #: 2048 x 8192 (2 k-steps a CTA) M = 1 18.9 -> 14.1, M = 16 19.5 -> 14.6; 4096 x 4096 (2) 14.9 -> 12.4,
 #: 16.0 -> 13.0; 4096 x 14336 (7) 20.6 -> 19.3, 22.0 -> 21.0. At 8 k-steps it no longer pays: 8192 x 8192 M = 1
 #: 19.4 -> 19.4, M = 16 21.7 -> 22.1; 14336 x 4096 (a split of 2 against one CTA a tile) 18.6 -> 18.4, 20.5 -> 20.6.
-#: Confirmed 12:00 with this rule in the tuner (old split -> tuner): s4 2048 x 8192 18.5 -> 14.2, 19.3 -> 14.4;
-#: 4096 x 4096 14.5 -> 12.2, 16.1 -> 12.7; 4096 x 14336 20.1 -> 19.0, 21.5 -> 20.8; MXFP4 18.9 -> 14.2, 20.2 -> 14.8;
-#: 14.8 -> 12.7, 16.6 -> 13.3; 20.7 -> 19.7, 23.5 -> 22.1.
+#: Confirmed at 12:00 with this rule in the tuner, for s4 and MXFP4 (RESULTS.md, 2026-12-04 11:23 section).
 SHORT_SPLIT_STEPS = 8
 #: The same for Stream-K over the resident CTAs, where more than this many CTAs share a tile on average (a
 #: Stream-K tile's sharers): H200, 2026-12-04 13:33, the tuner's decode tile, one process a format, verified, us,
@@ -117,8 +113,7 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # fragment are never stored). H200, 2026-12-04 15:27, verified, us (every column scaled -> column 0), one-CTA-a-
     # tile / split-K schedules: MXFP4 28672 x 8192 45.3 -> 44.2, 8192 x 28672 43.5 -> 42.2, 28672 x 4096 26.7 -> 26.1;
     # NVFP4 52.4 -> 49.6, 49.2 -> 46.7, 30.2 -> 28.9. s4 g128 (a quarter of MXFP4's scale multiplies) lost 0.5-1.2%.
-    # Under the tuner's own schedules (15:48): MXFP4 42.9 -> 42.0, 43.3 -> 42.3, 26.8 -> 26.0; NVFP4 48.1 -> 46.3,
-    # 49.1 -> 47.0, 30.2 -> 29.0.
+    # Under the tuner's own schedules (15:48) by as much (RESULTS.md, 2026-12-04 15:25 section).
     # s4 with groups of 64 k or more (their scale multiplies are too few to pay for the tile alone) take it with the
     # zero on the partial sums, H200 2026-12-04 17:32 (dequant/route.cuh kZeroOnSums): 28672 x 8192 38.6-38.7 ->
     # 37.9-38.2, 8192 x 28672 38.7-38.9 -> 37.7-37.9, 28672 x 4096 23.9-24.1 -> 23.2-23.4, 4096 x 14336 18.9-19.0 ->
@@ -150,11 +145,10 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     TileRule(32, wgmma_tile(1, 1, 32, 8, min_blocks=2),
              "wgmma, one warpgroup of 256 columns x 32 rows (m64n32k16), 2 CTAs per SM", kernel=GemmDenseWgmmaSpec,
              min_nvrtc=WGMMA_MIN_NVRTC),
-    # M = 33..128: two warpgroups of 256 columns x 64 rows fed by a producer warpgroup (setmaxnreg): 93.1 us at
-    # M = 64 and 153.4 at M = 128 against 104.0 and 166.9 for one warpgroup, 2 CTAs an SM, without a producer
-    # (28672 x 8192 s4 g128 bf16, H200, 2026-12-03); the wide form's 64- and 128-row tiles lost (119, 224 us).
-    # Stream-K over every SM instead of 112 split-K CTAs: 83.9 against 91.0 us at M = 64 (82.0 against 90.4 at
-    # M = 33), 146.8 against 151.2 at M = 128 (8 stages; 4, 6 and 8 measured alike).
+    # M = 33..128: two warpgroups of 256 columns x 64 rows fed by a producer warpgroup (setmaxnreg): M = 64 / 128
+    # 93.1 / 153.4 us against 104.0 / 166.9 for one warpgroup, 2 CTAs an SM, no producer (28672 x 8192 s4 g128 bf16,
+    # H200, 2026-12-03); the wide form's 64- and 128-row tiles lost (119, 224 us). Stream-K over every SM instead of
+    # 112 split-K CTAs: M = 64 / 33 / 128 83.9 / 82.0 / 146.8 against 91.0 / 90.4 / 151.2 (4, 6, 8 stages alike).
     TileRule(128, wgmma_tile(2, 1, 64, 8, producer=1),
              "wgmma, two warpgroups of 256 columns x 64 rows (m64n64k16) and a producer warpgroup",
              kernel=GemmDenseWgmmaSpec, min_nvrtc=WGMMA_MIN_NVRTC, schedule="stream-k"),
@@ -177,8 +171,11 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     TileRule(32, Tile(1, 2, 4, 1, 2, 128, 4, 8, 2), "two m16 blocks"),
     TileRule(48, Tile(1, 3, 4, 1, 2, 128, 4, 8, 1), "three m16 blocks"),
     TileRule(64, Tile(1, 4, 4, 1, 2, 128, 4, 8, 1), "four m16 blocks"),
-    # 128-deep stages measured 11% faster for s4/bf16 at M = 1024 (H200, 2026-12-02) but spill at 255
-    # registers for most other formats; kept at 64 until per-format rows are measured.
+    # Codes of up to 4 bits: three 128-deep stages, 2.6-6% faster than four 64-deep for s4 (three shapes, M = 1024 /
+    # 4096), AWQ, MXFP4 and NVFP4 (H200, this kernel built for sm_90a, 2026-12-05 11:00, verified; RESULTS.md). Wider
+    # codes keep 64-deep stages: three 128-deep stages of 8-bit codes do not fit sm_80.
+    TileRule(_INF, Tile(2, 4, 4, 1, 1, 128, 3, 8, 1), "compute-bound: 128 x 256 tiles, 8 warps of 64 x 64, "
+             "three 128-deep stages", _narrow),
     TileRule(_INF, Tile(2, 4, 4, 1, 1, 64, 4, 8, 1), "compute-bound: 128 x 256 tiles, 8 warps of 64 x 64"),
 )
 #: Targets with about 100 KiB per block (sm_86, sm_89, sm_120a, sm_121a).
