@@ -431,6 +431,28 @@ def test_mma_sync_past_m_64_stages_128_k_for_codes_of_up_to_4_bits_and_64_for_wi
         assert tile(arch, s8) == (64, 4), arch
 
 
+def test_a_group_that_neither_divides_a_stage_nor_is_a_multiple_of_it_gets_shallower_stages(tmp_path: Path) -> None:
+    # Groups of 192 k (legal: they divide K) against 256- and 128-deep stages: the tuner halves bk until the group is a
+    # multiple of it, instead of refusing the format; a group of 48 fits no stage depth and is refused by its rule.
+    g192 = WeightFormat(dtypes.s4, ScaleSpec(Granularity.GROUP, dtypes.bf16, 192))
+    zp192 = WeightFormat(dtypes.u4, ScaleSpec(Granularity.GROUP, dtypes.f16, 192), ZeroPointSpec.INT)  # zeros too
+    plans = {}
+    for fmt in (g192, zp192):
+        for arch in ("sm_75", "sm_80", "sm_89", "sm_90a", "sm_120a"):
+            for m in (1, 16, 64, 128, 1024):
+                act = dtypes.f16 if arch == "sm_75" else dtypes.bf16
+                plan = tuning.TUNER.plan(GemmProblem(m, 4096, 6144, fmt, act, act), archs.capabilities(arch), 132)
+                assert 192 % plan.spec.bk == 0, (arch, m, plan.spec.describe())
+                plans[fmt, arch, m] = plan
+    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path)):
+        for key in ((g192, "sm_80", 1), (g192, "sm_80", 1024), (zp192, "sm_90a", 16)):
+            spec = plans[key].spec
+            assert compile_spec(spec).exports["smem_bytes"] == spec.smem_bytes(), spec.describe()
+    g48 = WeightFormat(dtypes.s4, ScaleSpec(Granularity.GROUP, dtypes.bf16, 48))
+    with pytest.raises(InvalidInputError, match="each group divide bk or be a multiple of it"):
+        tuning.TUNER.plan(GemmProblem(1, 4096, 6144, g48, dtypes.bf16, dtypes.bf16), archs.capabilities("sm_80"), 132)
+
+
 def test_the_wgmma_twin_refuses_tiles_its_template_cannot_run() -> None:
     t = archs.capabilities("sm_90a").target
     d = DecodeParams.of(W4)

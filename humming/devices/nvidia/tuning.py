@@ -91,12 +91,10 @@ DP_WAVE_FILL = 0.8
 #: Confirmed at 12:00 with this rule in the tuner, for s4 and MXFP4 (RESULTS.md, 2026-12-04 11:23 section).
 SHORT_SPLIT_STEPS = 8
 #: The same for Stream-K over the resident CTAs, where more than this many CTAs share a tile on average (a
-#: Stream-K tile's sharers): H200, 2026-12-04 13:33, the tuner's decode tile, one process a format, verified, us,
-#: 264 -> 132 CTAs, M = 1 / 16, s4 g128 (MXFP4): 3072 x 4096 (11 CTAs a tile, 1.5 k-steps a CTA) 15.4 -> 12.8 /
-#: 16.7 -> 13.4 (16.1 -> 13.3 / 17.4 -> 14.0); 4096 x 11008 (8.3, 5.2) 19.0 -> 17.9 / 20.3 -> 19.3 (19.6 -> 18.5 /
-#: 21.5 -> 20.4); 5120 x 5120 (6.6, 3.0) 15.8 -> 14.8 / 16.6 -> 15.6 (16.2 -> 15.2 / 17.3 -> 16.4); 6144 x 4096
-#: (5.5, 2.9) 15.0 -> 14.2 / 15.6 -> 15.1 (15.2 -> 14.7 / 16.3 -> 15.7). With fewer sharers it lost: 11008 x 4096
-#: (3.1 CTAs a tile, 5.2 k-steps) 16.6 -> 17.1 / 18.0 -> 18.5 (17.4 -> 17.9 / 19.3 -> 19.9).
+#: Stream-K tile's sharers): H200, 2026-12-04 13:33, the tuner's decode tile, verified (RESULTS.md's 13:27 section),
+#: 264 -> 132 CTAs, s4 g128 and MXFP4 at M = 1 / 16: 3072 x 4096 (11 CTAs a tile, 1.5 k-steps a CTA) 15.4 -> 12.8
+#: us (s4 M = 1; 17-20% in all four), 3-6% faster on 4096 x 11008 (8.3, 5.2), 5120 x 5120 (6.6, 3.0), 6144 x 4096. With
+#: fewer sharers it lost: 11008 x 4096 (3.1 CTAs a tile, 5.2 k-steps) 16.6 -> 17.1 (s4 M = 1), 3% slower throughout.
 SHORT_STREAM_K_SHARERS = 4
 #: From this many waves of tiles on, one CTA a tile again: the tail wave is a small share and Stream-K's
 #: partial tiles cost more (28672 x 8192 s4 M=4096, wide producer tile, 27 waves: 3391 us against 3582, H200,
@@ -105,19 +103,18 @@ DP_MANY_WAVES = 16
 
 #: Targets with >= 160 KiB of shared memory per block (sm_80, sm_87, sm_90a, sm_100a ...).
 LARGE_SMEM: tuple[TileRule, ...] = (
-    # Decode (measured on the H200, benchmarks/NOTES-wna16.md, 2026-12-02): the MMA + dequant instruction
-    # stream bound it (a build without MMAs ran 37.7 us against 56.1, 28672 x 8192 M=1), so decode takes
-    # swapped operands: four MMAs per 8 rows of M and 16 x 64 weight block, integer group scales on the f32
-    # partial sums. Codes of up to 4 bits: 128-column tiles, two CTAs an SM (46.3 us, 57.5 before).
+    # Decode (H200, NOTES-wna16.md, 2026-12-02): the MMA + dequant instruction stream bound it (a build without MMAs
+    # ran 37.7 us against 56.1, 28672 x 8192 M=1), so decode takes swapped operands: four MMAs per 8 rows of M and
+    # 16 x 64 weight block, integer group scales on the f32 partial sums. Codes of up to 4 bits: 128-column tiles, two
+    # CTAs an SM (46.3 us, 57.5 before).
     # M = 1 with small scale groups: the group scales go onto token column 0's sums alone (7 of 8 columns of the n8
     # fragment are never stored). H200, 2026-12-04 15:27, verified, us (every column scaled -> column 0), one-CTA-a-
     # tile / split-K schedules: MXFP4 28672 x 8192 45.3 -> 44.2, 8192 x 28672 43.5 -> 42.2, 28672 x 4096 26.7 -> 26.1;
     # NVFP4 52.4 -> 49.6, 49.2 -> 46.7, 30.2 -> 28.9. s4 g128 (a quarter of MXFP4's scale multiplies) lost 0.5-1.2%.
     # Under the tuner's own schedules (15:48) by as much (RESULTS.md, 2026-12-04 15:25 section).
     # s4 with groups of 64 k or more (their scale multiplies are too few to pay for the tile alone) take it with the
-    # zero on the partial sums, H200 2026-12-04 17:32 (dequant/route.cuh kZeroOnSums): 28672 x 8192 38.6-38.7 ->
-    # 37.9-38.2, 8192 x 28672 38.7-38.9 -> 37.7-37.9, 28672 x 4096 23.9-24.1 -> 23.2-23.4, 4096 x 14336 18.9-19.0 ->
-    # 18.3.
+    # zero on the partial sums (dequant/route.cuh kZeroOnSums): 1.5-3.5% faster on four shapes (H200, 2026-12-04 17:32,
+    # RESULTS.md's 17:07 section).
     TileRule(1, ONE_TOKEN_TILE,
              "decode M = 1, scale groups <= 32 or s4 with groups of 64k: swapped operands, group scales (and a "
              "constant zero) on token column 0's sums alone, 128 columns, 2 CTAs per SM", _one_token_pays,
@@ -128,8 +125,7 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     TileRule(16, Tile(1, 1, 2, 1, 2, 256, 4, 8, 2, swap_n8=2),
              "decode M <= 16: swapped operands, two n8 fragments of M, 128 columns, 2 CTAs per SM", _narrow,
              stream_k_from=DECODE_STREAM_K_FROM),
-    # Wider codes: two CTAs do not fit; one 256-column CTA a tile (s8 28672 x 8192 M=1: 69 us, 76 unswapped;
-    # at M=16 the unswapped tile below measured 78 us against 81 swapped).
+    # Wider codes: two CTAs do not fit; one 256-column CTA a tile (s8 28672 x 8192 M=1: 69 us, 76 unswapped).
     TileRule(8, Tile(1, 1, 4, 1, 2, 128, 4, 8, 1, swap_n8=1),
              "decode M <= 8: swapped operands, 256 columns, 128-deep stages (codes wider than 4 bits)"),
     # M = 9..16 with wider codes: swapped operands with two n8 fragments, 128 columns, two CTAs an SM. H200,
@@ -247,6 +243,11 @@ def compiler_builds(rule: TileRule) -> bool:
     return version is None or version >= rule.min_nvrtc
 
 
+def _apart(d: DecodeParams, bk: int) -> bool:
+    """Whether a scale or zero-point group neither divides a bk-deep stage nor is a multiple of it."""
+    return any(g and bk % g and g % bk for g in (d.gs, d.zgs))
+
+
 def split_count(tiles: int, k_iters: int, resident: int) -> int:
     """The most even K splits (dividing k_iters) with tiles x splits <= resident, if that fills DP_WAVE_FILL of
     the resident CTAs; else 1."""
@@ -321,13 +322,14 @@ class DenseTuner:
         if tile.max_m is not None and problem.m > tile.max_m:
             raise InvalidInputError(f"{tile.describe()}: serves M <= {tile.max_m}, not M={problem.m}")
         n_pad, k_pad = padded_shape(problem.n, problem.k, problem.weight)
-        while k_pad % tile.bk and tile.bk > 64:  # K_pad is a multiple of 128, not always of a 256-deep stage
+        # Shallower stages until bk divides K_pad (a multiple of 128) and each group (scale, zero) divides bk or is a
+        # multiple of it (groups of 192, say); 64-deep stages suit every group of 16 x 2^i or 64 x j k
+        while (k_pad % tile.bk or _apart(decode, tile.bk)) and tile.bk > 64:
             tile = replace(tile, bk=tile.bk // 2, warp_k=min(tile.warp_k, tile.bk // 32))
-            reasons.append(f"K_pad={k_pad} is not a multiple of the stage depth: bk={tile.bk}")
-        if k_pad % tile.bk:
-            raise InvalidInputError(f"tile bk={tile.bk} does not divide the packed K={k_pad}")
-        if decode.gs and decode.gs < tile.bk and tile.bk % decode.gs:
-            raise InvalidInputError(f"group size {decode.gs} does not divide bk={tile.bk}")
+            reasons.append(f"K_pad={k_pad}, groups of {decode.gs} / {decode.zgs} k: bk={tile.bk}")
+        if k_pad % tile.bk or _apart(decode, tile.bk):
+            raise InvalidInputError(f"bk={tile.bk} and the packed K={k_pad} or groups of {decode.gs} / {decode.zgs} k: "
+                                    "bk must divide K, and each group divide bk or be a multiple of it")
         spec = _fit(kernel.build(caps.target, problem.activation, problem.out, decode, tile), caps)
         if spec.tile != tile:
             reasons.append(f"shared memory: {spec.tile.describe()}, {spec.min_blocks} CTA(s) per SM fit this target")
