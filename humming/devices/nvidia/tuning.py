@@ -136,8 +136,7 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     TileRule(16, Tile(1, 1, 2, 1, 2, 128, 4, 8, 2, swap_n8=2),
              "decode M <= 16: swapped operands, two n8 fragments of M, 128 columns, 2 CTAs per SM (codes wider than 4 "
              "bits)"),
-    # Past decode, wgmma where the target has it (sm_90a): the dequantised weights are the register A operand
-    # of m64nNk16 and N activation rows come from shared memory (gemm_dense_wgmma.cuh).
+    # Past decode, wgmma where the target has it: dequantised weights as m64nNk16's register A (gemm_dense_wgmma.cuh).
     TileRule(32, wgmma_tile(1, 1, 32, 8, min_blocks=2),
              "wgmma, one warpgroup of 256 columns x 32 rows (m64n32k16), 2 CTAs per SM", kernel=GemmDenseWgmmaSpec,
              min_nvrtc=WGMMA_MIN_NVRTC),
