@@ -62,6 +62,8 @@ EXTRA_FORMATS: dict[str, WeightFormat] = {
     "s4_g64": wf("s4", "group", "bf16", 64),  # kZeroOnSums' parts of four k16 steps
     "s4_g256": wf("s4", "group", "bf16", 256),  # a group over both k-warps of a stage
     "s4_g128_bf16": wf("s4", "group", "bf16", 128),
+    "s4_g192": wf("s4", "group", "bf16", 192),  # groups no 128- or 256-deep stage fits (tuning._apart)
+    "u4_zp_g192": wf("u4", "group", "f16", 192, zp="int"),
 }
 MS = (1, 7, 16, 33, 128, 1000, 4096)
 #: (N, K): N not a multiple of 64, K a multiple of 128 (group formats) or only of 64 (padded inside a
@@ -215,6 +217,16 @@ SPLIT_K_SHAPE = (8192, 2048)
 @pytest.mark.parametrize("fmt_id", ["s4_g128", "u4_zp_g128", "mxfp4"])
 def test_split_k_decode_matches_the_reference(fmt_id: str, m: int) -> None:
     _run(fmt_id, dtypes.bf16, m, SPLIT_K_SHAPE, bias=True, out=dtypes.bf16)
+
+
+@pytest.mark.parametrize("paths_of", [None, "sm_80"])
+@pytest.mark.parametrize("m", [1, 16, 64, 300])
+@pytest.mark.parametrize("fmt_id", ["s4_g192", "u4_zp_g192"])
+def test_groups_that_no_deep_stage_fits_run_on_shallower_stages(fmt_id: str, m: int, paths_of: str | None) -> None:
+    # Groups of 192 k: the tuner halves the stage depth until it divides the group (64 here), on this GPU's kernels
+    # and on sm_80's (its code paths run here); K = 1152 is six groups and nine 128-k rows of the packing.
+    plan = _run(fmt_id, dtypes.bf16, m, (1000, 1152), bias=True, out=dtypes.bf16, paths_of=paths_of)
+    assert 192 % plan.spec.bk == 0, plan.spec.describe()
 
 
 # Split tiles: M = 1 / 16 take the decode form (the tile's first CTA waits for the others' partials: a cooperative
