@@ -40,8 +40,7 @@ class TileRule:
     min_nvrtc: tuple[int, int] | None = None  # the oldest NVRTC known to compile the twin correctly
     schedule: str | None = None  # the schedule measured best for the tile up to one wave of tiles (None: the rule below)
     dp_tail_fill: float | None = None  # past one wave: one CTA a tile when the last wave is at least this full
-    # Within one wave: Stream-K instead of one CTA a tile from this many weight bytes an SM on (None: never)
-    stream_k_from: int | None = None
+    stream_k_from: int | None = None  # within one wave: Stream-K from this many weight bytes an SM on (None: never)
 
 
 def _narrow(d: DecodeParams, act: DType) -> bool:
@@ -243,7 +242,7 @@ def compiler_builds(rule: TileRule) -> bool:
 
 
 def _apart(d: DecodeParams, bk: int) -> bool:
-    """Whether a scale or zero-point group neither divides a bk-deep stage nor is a multiple of it."""
+    """Whether a scale or zero-point group and a bk-deep stage are apart (neither divides the other)."""
     return any(g and bk % g and g % bk for g in (d.gs, d.zgs))
 
 
@@ -321,14 +320,16 @@ class DenseTuner:
         if tile.max_m is not None and problem.m > tile.max_m:
             raise InvalidInputError(f"{tile.describe()}: serves M <= {tile.max_m}, not M={problem.m}")
         n_pad, k_pad = padded_shape(problem.n, problem.k, problem.weight)
-        # Shallower stages until bk divides K_pad (a multiple of 128) and each group (scale, zero) divides bk or is a
-        # multiple of it (groups of 192, say); 64-deep stages suit every group of 16 x 2^i or 64 x j k
+        # Shallower stages until bk divides K_pad (a multiple of 128) and fits the groups (64 fits 16 x 2^i, 64 x j k)
         while (k_pad % tile.bk or _apart(decode, tile.bk)) and tile.bk > 64:
             tile = replace(tile, bk=tile.bk // 2, warp_k=min(tile.warp_k, tile.bk // 32))
             reasons.append(f"K_pad={k_pad}, groups of {decode.gs} / {decode.zgs} k: bk={tile.bk}")
-        if k_pad % tile.bk or _apart(decode, tile.bk):
-            raise InvalidInputError(f"bk={tile.bk} and the packed K={k_pad} or groups of {decode.gs} / {decode.zgs} k: "
-                                    "bk must divide K, and each group divide bk or be a multiple of it")
+        if k_pad % tile.bk:
+            raise InvalidInputError(f"tile bk={tile.bk} does not divide the packed K={k_pad}")
+        if _apart(decode, tile.bk):
+            raise UnsupportedError(f"{problem.describe()}: groups of {decode.gs or decode.zgs} k fit no stage depth",
+                                   missing=["a stage depth the group divides or is a multiple of"],
+                                   alternatives=["groups of 16, 32 or a multiple of 64 k"])
         spec = _fit(kernel.build(caps.target, problem.activation, problem.out, decode, tile), caps)
         if spec.tile != tile:
             reasons.append(f"shared memory: {spec.tile.describe()}, {spec.min_blocks} CTA(s) per SM fit this target")
@@ -370,11 +371,10 @@ class DenseTuner:
                 reasons.append(f"{tiles} tiles fill {tiles / (waves * resident):.0%} of {waves} waves of {resident} "
                                f"resident CTAs (>= {tail_fill:.0%}): one CTA a tile, measured best for this tile")
         if schedule is None:
-            # Measured on the H200 (2026-12-02): one CTA a tile won when the tiles nearly filled one wave
-            # (112 tiles on 132 SMs, 16 k-steps each); Stream-K on one CTA per resident slot won above it
-            # (M = 1024: 896 tiles, 12% over one CTA a tile: no tail wave, no re-launch). Below one wave an
-            # even split of every tile's K keeps the CTAs' k ranges aligned (Stream-K's arbitrary ranges cost
-            # 14% even with the arithmetic taken out: 44 against 38.7 us, 28672 x 8192 M=1).
+            # Measured on the H200 (2026-12-02): one CTA a tile won when the tiles nearly filled one wave (112 tiles
+            # on 132 SMs, 16 k-steps each); Stream-K on one CTA per resident slot won above it (M = 1024: 896 tiles,
+            # 12% over one CTA a tile: no tail wave, no re-launch). Below one wave an even split of every tile's K keeps
+            # the CTAs' k ranges aligned (Stream-K's arbitrary ranges cost 14% without the arithmetic: 44 / 38.7 us).
             if DP_WAVE_FILL * resident <= tiles <= resident or tiles >= DP_MANY_WAVES * resident:
                 schedule = "data-parallel"
             elif splits > 1:
