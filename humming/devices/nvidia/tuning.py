@@ -110,7 +110,7 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # fragment are never stored). H200, 2026-12-04 15:27, verified, us (every column scaled -> column 0), one-CTA-a-
     # tile / split-K schedules: MXFP4 28672 x 8192 45.3 -> 44.2, 8192 x 28672 43.5 -> 42.2, 28672 x 4096 26.7 -> 26.1;
     # NVFP4 52.4 -> 49.6, 49.2 -> 46.7, 30.2 -> 28.9. s4 g128 (a quarter of MXFP4's scale multiplies) lost 0.5-1.2%.
-    # Under the tuner's own schedules (15:48) by as much (RESULTS.md, 2026-12-04 15:25 section).
+    # Under the tuner's own schedules (15:48): MXFP4 2-3%, NVFP4 4% faster (RESULTS.md, 2026-12-04 15:25 section).
     # s4 with groups of 64 k or more (their scale multiplies are too few to pay for the tile alone) take it with the
     # zero on the partial sums (dequant/route.cuh kZeroOnSums): 1.5-3.5% faster on four shapes (H200, 2026-12-04 17:32,
     # RESULTS.md's 17:07 section).
