@@ -138,6 +138,17 @@ class Tile:
                 + (", one token (M = 1)" if self.one_token else ""))
 
 
+def group_fits_stage(group: int, bk: int) -> bool:
+    """Whether a scale or zero-point group of ``group`` k (0: none) and a bk-deep stage line up, one dividing the
+    other: the templates' rule (gemm_dense.cuh's static_assert)."""
+    return not group or group % bk == 0 or bk % group == 0
+
+
+def groups_fit_stage(decode: DecodeParams, bk: int) -> bool:
+    """Whether both of ``decode``'s groups (scales, zero points) line up with a bk-deep stage."""
+    return group_fits_stage(decode.gs, bk) and group_fits_stage(decode.zgs, bk)
+
+
 def scales_on_sums(decode: DecodeParams, tile: Tile) -> bool:
     """Whether group scales go onto f32 partial sums once a group instead of onto every operand pair
     (dequant/route.cuh kAccScale): swapped operands, and a warp's k16 steps of a stage hold whole groups or lie
@@ -275,11 +286,11 @@ class GemmDenseSpec(KernelSpec):
                                     "copies the weights itself)")
         if self.cta_threads() > 1024:
             raise InvalidInputError(f"GemmDenseSpec: {self.cta_threads()} threads per CTA; allowed: at most 1024")
-        if self.smode is ScaleMode.GROUP and (self.gs == 0 or (self.gs % self.bk and self.bk % self.gs)):
+        if self.smode is ScaleMode.GROUP and (self.gs == 0 or not group_fits_stage(self.gs, self.bk)):
             raise InvalidInputError(f"GemmDenseSpec: group size gs={self.gs} and bk={self.bk}: one must divide the other")
         if self.smode is not ScaleMode.GROUP and self.gs:
             raise InvalidInputError(f"GemmDenseSpec: gs={self.gs} without group scales; allowed: gs=0")
-        if self.zgs and (self.zgs % self.bk and self.bk % self.zgs):
+        if not group_fits_stage(self.zgs, self.bk):
             raise InvalidInputError(f"GemmDenseSpec: zero-point group zgs={self.zgs} and bk={self.bk} must divide")
         if self.wkind is WeightKind.FLOAT:
             if self.we < 1 or 1 + self.we + self.wm != self.wbits:

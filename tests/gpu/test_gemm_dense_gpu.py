@@ -62,7 +62,7 @@ EXTRA_FORMATS: dict[str, WeightFormat] = {
     "s4_g64": wf("s4", "group", "bf16", 64),  # kZeroOnSums' parts of four k16 steps
     "s4_g256": wf("s4", "group", "bf16", 256),  # a group over both k-warps of a stage
     "s4_g128_bf16": wf("s4", "group", "bf16", 128),
-    "s4_g192": wf("s4", "group", "bf16", 192),  # groups no 128- or 256-deep stage fits (tuning._apart)
+    "s4_g192": wf("s4", "group", "bf16", 192),  # groups no 128- or 256-deep stage fits (gemm_dense.groups_fit_stage)
     "u4_zp_g192": wf("u4", "group", "f16", 192, zp="int"),
 }
 MS = (1, 7, 16, 33, 128, 1000, 4096)

@@ -23,7 +23,8 @@ from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
 from humming.devices.nvidia.target import refuse_defective_nvrtc
 from humming.errors import InvalidInputError, UnsupportedError
-from humming.kernels.gemm_dense import ACTIVATIONS, DecodeParams, GemmDenseSpec, ScaleMode, Tile, zero_on_sums
+from humming.kernels.gemm_dense import (ACTIVATIONS, DecodeParams, GemmDenseSpec, ScaleMode, Tile, groups_fit_stage,
+                                        zero_on_sums)
 from humming.kernels.gemm_dense_wgmma import (GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec,
                                               wgmma_tile, wide_tile)
 
@@ -241,11 +242,6 @@ def compiler_builds(rule: TileRule) -> bool:
     return version is None or version >= rule.min_nvrtc
 
 
-def _apart(d: DecodeParams, bk: int) -> bool:
-    """Whether a scale or zero-point group and a bk-deep stage are apart (neither divides the other)."""
-    return any(g and bk % g and g % bk for g in (d.gs, d.zgs))
-
-
 def split_count(tiles: int, k_iters: int, resident: int) -> int:
     """The most even K splits (dividing k_iters) with tiles x splits <= resident, if that fills DP_WAVE_FILL of
     the resident CTAs; else 1."""
@@ -321,12 +317,12 @@ class DenseTuner:
             raise InvalidInputError(f"{tile.describe()}: serves M <= {tile.max_m}, not M={problem.m}")
         n_pad, k_pad = padded_shape(problem.n, problem.k, problem.weight)
         # Shallower stages until bk divides K_pad (a multiple of 128) and fits the groups (64 fits 16 x 2^i, 64 x j k)
-        while (k_pad % tile.bk or _apart(decode, tile.bk)) and tile.bk > 64:
+        while (k_pad % tile.bk or not groups_fit_stage(decode, tile.bk)) and tile.bk > 64:
             tile = replace(tile, bk=tile.bk // 2, warp_k=min(tile.warp_k, tile.bk // 32))
             reasons.append(f"K_pad={k_pad}, groups of {decode.gs} / {decode.zgs} k: bk={tile.bk}")
         if k_pad % tile.bk:
             raise InvalidInputError(f"tile bk={tile.bk} does not divide the packed K={k_pad}")
-        if _apart(decode, tile.bk):
+        if not groups_fit_stage(decode, tile.bk):
             raise UnsupportedError(f"{problem.describe()}: groups of {decode.gs or decode.zgs} k fit no stage depth",
                                    missing=["a stage depth the group divides or is a multiple of"],
                                    alternatives=["groups of 16, 32 or a multiple of 64 k"])
