@@ -36,7 +36,7 @@ from humming.kernels.gemm_dense import ACTIVATIONS, Tile  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import (Timer, add_plan_only_arguments, bf16_rate, chain_time, copy_bandwidth,  # noqa: E402
-                    read_bandwidth, require_cuda, unwarmed_then_warmed)
+                    loop_local_accesses, plan_only_target, read_bandwidth, require_cuda, unwarmed_then_warmed)
 
 SHAPES = ((8192, 8192), (28672, 8192), (8192, 28672), (28672, 4096), (4096, 14336))
 LARGE = SHAPES[1:4]
@@ -230,12 +230,7 @@ def check_plan_only(arch: str, sms: int, only: tuple[str, ...] = ()) -> None:
     """The check matrix's kernels planned and compiled for ``arch`` without a GPU: how many, how many spill, and
     each that reads or writes local memory inside its MMA loop (a device step's kernel switches,
     HUMMING_KERNEL_DEFINES, checked before device time goes to them)."""
-    import humming.devices
-    from conformance.sass import disassemble, loop_spill_accesses
-    from humming.devices.manager import get_manager
-
-    caps = humming.devices.target(arch)
-    tuner = get_manager().tuner(caps.target)
+    caps, tuner = plan_only_target(arch)
     refused: dict[str, str] = {}  # what the target cannot run (sm_75: bf16), once per reason
 
     def plan(problem: GemmProblem) -> KernelPlan | None:
@@ -250,8 +245,7 @@ def check_plan_only(arch: str, sms: int, only: tuple[str, ...] = ()) -> None:
     unique = list({k.binary: k for k in kernels}.values())
     spills = [k for k in unique if k.resources.spills]
     # local memory in the loop: spilled registers, or an array the compiler could not keep in registers
-    local = [k for k in unique if k.resources.spills or k.resources.stack_frame]
-    in_loop = [(k, n) for k in local if (n := loop_spill_accesses(disassemble(k.binary)))]
+    in_loop = [(k, n) for k in unique if (n := loop_local_accesses(k))]
     print(f"plan only: the check matrix's {len(kernels)} plans, {len(unique)} kernels for {arch} ({sms} SMs) "
           f"compiled in {time.time() - t:.1f} s; {len(spills)} spill, {len(in_loop)} read or write local memory "
           "inside the MMA loop", flush=True)

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_wna16 import FORMATS  # noqa: E402
-from timing import (Timer, add_plan_only_arguments, copy_bandwidth, read_bandwidth, replay_span,  # noqa: E402
-                    require_cuda, unwarmed_then_warmed)
+from timing import (Timer, add_plan_only_arguments, copy_bandwidth, loop_local_accesses, plan_only_target,  # noqa: E402
+                    read_bandwidth, replay_span, require_cuda, unwarmed_then_warmed)
 
 from humming import knobs  # noqa: E402
 from humming.core import dtypes, packing, quantized  # noqa: E402
@@ -178,14 +178,9 @@ def plan_only(args: argparse.Namespace) -> None:
     """Every variant of every M planned and compiled for --arch with no GPU: one line each with the launch, the
     kernel's registers and spills, and the CTAs an SM it fits beside the tile's min_blocks (FEWER where it fits
     fewer than the tile asks: the schedule's residency would not hold)."""
-    import humming.devices
-    from conformance.sass import disassemble, loop_spill_accesses
-    from humming.devices.manager import get_manager
-
     fmt = FORMATS[args.format]
     act = dtypes.DType.parse(args.act)
-    caps = humming.devices.target(args.arch)
-    tuner = get_manager().tuner(caps.target)
+    caps, tuner = plan_only_target(args.arch)
     print(f"plan only: {args.arch}, {args.sms} SMs; nothing is launched or timed", flush=True)
     for m in (int(v) for v in args.m.split(",")):
         problem = GemmProblem(m, args.n, args.k, fmt, act, act)
@@ -198,7 +193,7 @@ def plan_only(args: argparse.Namespace) -> None:
         for i, (plan, kernel) in enumerate(zip(plans, kernels)):
             r = kernel.resources
             fits = resident_ctas(plan, r.registers, caps.limits)
-            in_loop = loop_spill_accesses(disassemble(kernel.binary)) if r.spills or r.stack_frame else 0
+            in_loop = loop_local_accesses(kernel)
             print(f"{plan_columns(args, m, i, plan)} smem {plan.smem:<6} regs {r.registers:3d} spill "
                   f"{r.spill_stores}/{r.spill_loads} B ({in_loop} LDL/STL in the loop)  CTAs/SM {fits} of "
                   f"{plan.spec.tile.min_blocks}"

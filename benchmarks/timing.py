@@ -4,6 +4,7 @@
   issue's); ``chain_time``: per layer of one graph of consecutive layers; ``replay_span``: the event interval beside
   the kernel's own run (HM_TIMESTAMPS builds).
 - ``copy_bandwidth``, ``read_bandwidth``, ``bf16_rate``: what the roofline divides by, measured in the same run.
+- ``add_plan_only_arguments``, ``plan_only_target``, ``loop_local_accesses``: the scripts' dry run without a GPU.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import copy
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -40,6 +42,24 @@ def add_plan_only_arguments(ap: argparse.ArgumentParser, what: str) -> None:
     ap.add_argument("--arch", default="sm_90a", help="with --plan-only: the target to plan and compile for")
     ap.add_argument("--sms", type=int, default=132,
                     help="with --plan-only: SM count the tuner plans for (132: the H200)")
+
+
+def plan_only_target(arch: str) -> tuple[Any, Any]:
+    """The capabilities of ``arch`` and its plugin's tuner, for planning without a GPU."""
+    import humming.devices
+    from humming.devices.manager import get_manager
+
+    caps = humming.devices.target(arch)
+    return caps, get_manager().tuner(caps.target)
+
+
+def loop_local_accesses(kernel: Any) -> int:
+    """LDL / STL inside a compiled kernel's MMA loop (conformance.sass.loop_spill_accesses); a kernel without spills
+    or a stack frame has none, and is not disassembled."""
+    from conformance.sass import disassemble, loop_spill_accesses
+
+    r = kernel.resources
+    return loop_spill_accesses(disassemble(kernel.binary)) if r.spills or r.stack_frame else 0
 
 
 class Timer:
