@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests older-targets jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 sk-today large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 # PLAN_ONLY=1 bash benchmarks/device_batch.sh STEP...: a dry run on a machine without a GPU, before device time goes
 # to a step: nothing is installed; profile_wna16 and bench_wna16 --check plan and compile the step's variants for the
@@ -705,6 +705,18 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       timeout 75 $P --m 1 --tiles "tuner; tuner stream-k; tuner; tuner stream-k" | grep "M=\|skip"
       timeout 75 $P --m 16 --tiles "tuner; tuner stream-k; tuner; tuner stream-k" | grep "M=\|skip"
     } 2>&1 | tee "$OUT/sk-today.txt" ;;
+    # 128-deep decode stages against 256-deep ones at the same bytes in flight (8 x 128 against 4 x 256, two CTAs an
+    # SM): at K = 4096 a CTA runs 16 stages of 256, and the last stage's arithmetic after its bytes land (~1/16 of the
+    # run) is part of the ~8 us that does not scale with K (NOTES run 30); halving the stage halves that drain at more
+    # barriers a tile. 28672 x 8192 is the control; interleaved, verified
+    fine-stages) { P="$PROFILE --reps 25 --verify"
+      # each shape under the tuner's schedule for it (data-parallel at K = 4096, Stream-K at 8192)
+      for nks in "28672 4096 " "28672 8192  stream-k"; do read -r n k s <<< "$nks"; s=${s:+ $s}
+        A="1,1,2,1,2,128,8,8,2,1,0,0,1$s"; B="1,1,2,1,2,128,8,8,2,2$s"
+        timeout 75 $P --n $n --k $k --m 1 --tiles "tuner; $A; tuner; $A" | grep "M=\|skip"
+        timeout 75 $P --n $n --k $k --m 16 --tiles "tuner; $B; tuner; $B" | grep "M=\|skip"
+      done
+    } 2>&1 | tee "$OUT/fine-stages.txt" ;;
     # the issue's largest M (65536) with operands past 2^31 bytes: the tuner's kernel and the mma.sync tile (GPU test)
     large-m) timeout 300 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -rs \
                -k largest_m 2>&1 | tail -6 | tee "$OUT/large-m.txt" ;;
