@@ -37,9 +37,11 @@
 // stage's first wgmma). Measured (H200, 28672 x 8192 s4 g128, 2026-12-03): 1 for the four-fragment form (M = 64:
 // 91.0 against 93.8 us), 0 for the wide form (M = 1024: 804 against 816 with 1; reading one step ahead, before
 // the wait, ran 808 and was dropped). Codes wider than 4 bits preload too: reading per step instead ran s8 and
-// e4m3 at M = 64 / 128 0.5-1.5% slower (H100 SXM, 2026-12-05, interleaved, verified), although the f16 u8
-// zero-point kernel spills 22 LDL / STL into its loop with the preload (not timed). An experiment switch sets one
-// mode for both forms (-1: each form's measured mode).
+// e4m3 at M = 64 / 128 0.5-1.5% slower (H100 SXM, 2026-12-05, interleaved, verified). The exception is f16 with
+// 8-bit codes and group zero points: its four preloaded steps spill 22 LDL / STL into the loop at the 168-register
+// cap, and reading per step (no spill) ran M = 64 / 128 0.8 / 2.9% faster, where bf16 u8 with zero points still
+// gained 1.5 / 0.7% from the preload (H100 SXM, 2026-12-05 14:05). An experiment switch sets one mode for both
+// forms (-1: each form's measured mode).
 #ifndef HM_WGMMA_PRELOAD
 #define HM_WGMMA_PRELOAD -1
 #endif
@@ -154,7 +156,8 @@ struct GemmDenseWgmma {
                 "activation tiles must start on 1024-byte boundaries");
 
   struct Body {
-    using Preload = WordPreload<1>;
+    // Preloaded, but per step for f16 8-bit codes with group zero points (see HM_WGMMA_PRELOAD).
+    using Preload = WordPreload<(Dense::Route::kF16 && Cfg::kWBits == 8 && Stage::kZRows > 0) ? 0 : 1>;
     // The last k16 step's wgmmas still read the stage after compute() returns; the next load goes to the stage
     // read two iterations ago, whose groups the first wait of the current compute() has retired.
     static constexpr int kLagStages = 1;
