@@ -40,7 +40,7 @@
 // e4m3 at M = 64 / 128 0.5-1.5% slower (H100 SXM, 2026-12-05, interleaved, verified). The exception is f16 with
 // 8-bit codes and group zero points: its four preloaded steps spill 22 LDL / STL into the loop at the 168-register
 // cap, and reading per step (no spill) ran M = 64 / 128 0.8 / 2.9% faster, where bf16 u8 with zero points still
-// gained 1.5 / 0.7% from the preload (H100 SXM, 2026-12-05 14:05). An experiment switch sets one mode for both
+// gained 1.5 / 0.8% from the preload (H100 SXM, 2026-12-05 14:05). An experiment switch sets one mode for both
 // forms (-1: each form's measured mode).
 #ifndef HM_WGMMA_PRELOAD
 #define HM_WGMMA_PRELOAD -1
