@@ -128,7 +128,8 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # M = 16 on twice the warps: k split four ways in a CTA (1 x 2 x 4 warps, 128 registers, two CTAs an SM: four warps a
     # scheduler against two), 3 or 2 stages of 256, against the tuner's tile. Built in run 24 and not run there (no device
     # was lent); it repeats run 9's decode-k4 (those tiles then spilled 28-150 bytes and lost 16-25%) on today's kernel,
-    # whose 3-stage build spills 8 bytes outside the loop
+    # whose 3-stage build spills 8 bytes outside the loop. Run 33 (H100): 3-4% faster on 8192 x 28672 only (split-K),
+    # within 1% on 28672 x 8192, 1.5-5.5% slower on 28672 x 4096, 4096 x 14336 and for MXFP4; an H200 run decides
     k4-m16) { P="$PROFILE --reps 25 --verify"
       T="tuner; 1,1,2,1,4,256,3,8,2,2; 1,1,2,1,4,256,2,8,2,2; tuner; 1,1,2,1,4,256,3,8,2,2"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --m 16 --tiles "$T"; done
@@ -708,7 +709,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # 128-deep decode stages against 256-deep ones at the same bytes in flight (8 x 128 against 4 x 256, two CTAs an
     # SM): at K = 4096 a CTA runs 16 stages of 256, and the last stage's arithmetic after its bytes land (~1/16 of the
     # run) is part of the ~8 us that does not scale with K (NOTES run 30); halving the stage halves that drain at more
-    # barriers a tile. 28672 x 8192 is the control; interleaved, verified
+    # barriers a tile. 28672 x 8192 is the control; interleaved, verified. Run 33 (H100): 128-deep lost 2-3.5% on both
     fine-stages) { P="$PROFILE --reps 25 --verify"
       # each shape under the tuner's schedule for it (data-parallel at K = 4096, Stream-K at 8192)
       for nks in "28672 4096 " "28672 8192  stream-k"; do read -r n k s <<< "$nks"; s=${s:+ $s}
