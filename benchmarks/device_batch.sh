@@ -700,12 +700,12 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       for f in "w8a16 s8 ch" "w8a16 e4m3 ch"; do timeout 90 $P --format "$f" --tiles "$T" | grep "M=\|skip"; done
       timeout 90 $P --format "w8a16 e4m3 ch" --act f16 --tiles "$T" | grep "M=\|skip"
     } 2>&1 | tee "$OUT/preload-wide.txt" ;;
-    # the wgmma four-fragment form's one spilling kernel (NOTES run 31): u8 zero-point g128 with f16 activations keeps
-    # 22 LDL / STL in its loop with a stage's words preloaded (the default), none read per step (+HM_WGMMA_PRELOAD=0);
-    # M = 64 / 128 at 28672 x 8192, f16 then bf16 (which does not spill), interleaved, verified
+    # the wgmma four-fragment form's preload against per-step words for u8 zero-point g128 (NOTES runs 31, 33): f16
+    # reads per step by default (its preload spilled 22 LDL / STL into the loop), bf16 preloads; each is timed against
+    # the other mode (+HM_WGMMA_PRELOAD=1 / 0), M = 64 / 128 at 28672 x 8192, interleaved, verified
     preload-u8) { P="$PROFILE --reps 25 --verify --m 64,128 --format"; F="w8a16 u8 zp g128"
-      T="tuner; tuner +HM_WGMMA_PRELOAD=0; tuner; tuner +HM_WGMMA_PRELOAD=0"
-      for a in f16 bf16; do timeout 90 $P "$F" --act $a --tiles "$T" | grep "M=\|skip"; done
+      for am in f16:1 bf16:0; do a=${am%:*}; V="tuner +HM_WGMMA_PRELOAD=${am#*:}"
+        timeout 90 $P "$F" --act $a --tiles "tuner; $V; tuner; $V" | grep "M=\|skip"; done
     } 2>&1 | tee "$OUT/preload-u8.txt" ;;
     # 28672 x 4096's decode tiles under Stream-K against the tuner's data-parallel plan (NOTES run 30): its 224 CTAs sit
     # two on 92 SMs and one on 40, and run 11 found the shared SMs' arithmetic the bound. The tuner runs 28672 x 8192
