@@ -129,7 +129,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # scheduler against two), 3 or 2 stages of 256, against the tuner's tile. Built in run 24 and not run there (no device
     # was lent); it repeats run 9's decode-k4 (those tiles then spilled 28-150 bytes and lost 16-25%) on today's kernel,
     # whose 3-stage build spills 8 bytes outside the loop. Run 33 (H100): 3-4% faster on 8192 x 28672 only (split-K),
-    # within 1% on 28672 x 8192, 1.5-5.5% slower on 28672 x 4096, 4096 x 14336 and for MXFP4; an H200 run decides
+    # within 1% on 28672 x 8192, 1.5-5.5% slower on 28672 x 4096, 4096 x 14336 and for MXFP4. Run 34 (H100): the same again
     k4-m16) { P="$PROFILE --reps 25 --verify"
       T="tuner; 1,1,2,1,4,256,3,8,2,2; 1,1,2,1,4,256,2,8,2,2; tuner; 1,1,2,1,4,256,3,8,2,2"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --m 16 --tiles "$T"; done
@@ -138,7 +138,8 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # run 33's one k4-m16 gain (8192 x 28672, split-K: 28 stages a CTA) against the shapes around it, to tell whether
     # four k-warps pay where each CTA's k range is long: three more split-K plans (256-deep stages a CTA: 4096 x 28672
     # 14, 8192 x 16384 16, 14336 x 28672 56; 8192 x 8192's 8 lost on the H100) and 28672 x 8192 under Stream-K for
-    # both; M = 16 and 9, interleaved, verified
+    # both; M = 16 and 9, interleaved, verified. Run 34 (H100): 8192 x 28672 alone gains (1-3.8%); 14336 x 28672 (56
+    # stages a CTA) loses 6-8%, the two shorter ones up to 2.4%: not the k range. Lead closed, no tuner rule
     k4-long) { P="$PROFILE --reps 25 --verify"; T="tuner; 1,1,2,1,4,256,3,8,2,2; tuner; 1,1,2,1,4,256,3,8,2,2"
       for nk in "8192 28672" "4096 28672" "8192 16384" "14336 28672"; do read -r n k <<< "$nk"
         timeout 60 $P --n $n --k $k --m 16,9 --tiles "$T" | grep "M=\|skip"; done
