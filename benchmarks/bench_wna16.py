@@ -36,7 +36,8 @@ from humming.kernels.gemm_dense import ACTIVATIONS, Tile  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import (Timer, add_plan_only_arguments, bf16_rate, chain_time, copy_bandwidth,  # noqa: E402
-                    loop_local_accesses, plan_only_target, read_bandwidth, require_cuda, unwarmed_then_warmed)
+                    loop_local_accesses, plan_only_target, read_bandwidth, require_cuda, roofline_us,
+                    unwarmed_then_warmed)
 
 SHAPES = ((8192, 8192), (28672, 8192), (8192, 28672), (28672, 4096), (4096, 14336))
 LARGE = SHAPES[1:4]
@@ -357,10 +358,10 @@ def main() -> None:
     # (../shared/ANCHORS.md's). Issue 5 states its targets against the bytes alone, which differs from M = 64 on
     # (flops-bound there): the table gives both.
     def roof(p: GemmProblem) -> float:
-        return max(p.bytes_moved() / bw, p.flops / rate) * 1e6
+        return roofline_us(p, bw, rate)
 
     def bytes_roof(p: GemmProblem) -> float:
-        return p.bytes_moved() / bw * 1e6
+        return roofline_us(p, bw)
 
     shapes = LARGE if args.quick else SHAPES
     w4_ms = (tuple(int(v) for v in args.m.split(",")) if args.m else (1, 16, 64, 1024) if args.quick else W4_MS)

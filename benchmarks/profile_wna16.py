@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_wna16 import FORMATS  # noqa: E402
 from timing import (Timer, add_plan_only_arguments, copy_bandwidth, loop_local_accesses, plan_only_target,  # noqa: E402
-                    read_bandwidth, replay_span, require_cuda, unwarmed_then_warmed)
+                    read_bandwidth, replay_span, require_cuda, roofline_us, unwarmed_then_warmed)
 
 from humming import knobs  # noqa: E402
 from humming.core import dtypes, packing, quantized  # noqa: E402
@@ -265,7 +265,7 @@ def profile(args: argparse.Namespace) -> None:
                                             k_pad // plan.spec.tile.bk, args.slowest)
             return text
 
-        roof_us = problem.bytes_moved() / bw * 1e6
+        roof_us = roofline_us(problem, bw)
         for i, plan in enumerate(plans):
             try:
                 us = timer(run(plan))

@@ -3,7 +3,8 @@
 - ``Timer``: CUDA-graph replays with the L2 flushed before each, the median of ``reps`` (bench_wna16's method, the
   issue's); ``chain_time``: per layer of one graph of consecutive layers; ``replay_span``: the event interval beside
   the kernel's own run (HM_TIMESTAMPS builds).
-- ``copy_bandwidth``, ``read_bandwidth``, ``bf16_rate``: what the roofline divides by, measured in the same run.
+- ``copy_bandwidth``, ``read_bandwidth``, ``bf16_rate``: what the roofline divides by, measured in the same run;
+  ``roofline_us``: the roofline itself.
 - ``add_plan_only_arguments``, ``plan_only_target``, ``loop_local_accesses``: the scripts' dry run without a GPU.
 """
 
@@ -196,6 +197,14 @@ def read_bandwidth(timer: Timer, nbytes: int = 256 << 20) -> float:
     us = timer(lambda: torch.sum(a))
     del a
     return nbytes / (us * 1e-6)
+
+
+def roofline_us(problem: Any, bandwidth: float, rate: float | None = None) -> float:
+    """The fastest a GEMM can run, in us: the bytes it must move (``GemmProblem.bytes_moved``) over ``bandwidth``
+    (bytes/s), or, given ``rate`` (FLOP/s), the longer of that and its FLOPs over the rate (../shared/ANCHORS.md's
+    roofline). Issue 5 states its targets against the bytes alone."""
+    us = problem.bytes_moved() / bandwidth * 1e6
+    return us if rate is None else max(us, problem.flops / rate * 1e6)
 
 
 def copy_bandwidth(timer: Timer) -> float:
