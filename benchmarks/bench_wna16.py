@@ -74,7 +74,7 @@ def bench_weights(fmt: WeightFormat, n: int, k: int, keep_q: bool, act: dtypes.D
 
 
 def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: Timer, *, sweep: bool,
-                 roof, bytes_roof, results: list, baselines: dict, verify: bool = False, chain: int = 0,
+                 bandwidth: float, rate: float, results: list, baselines: dict, verify: bool = False, chain: int = 0,
                  act: dtypes.DType = dtypes.bf16) -> None:
     import humming.ops as hg
 
@@ -127,10 +127,13 @@ def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: 
                                                      n, k, plans[0])))(w, o) for w, o in zip([pw, *others], [out, *outs])]
             chained = chain_time(timer, fns)
         base = baselines.get((n, k, m), {})
-        floor = roof(problem)
+        # The roofline: the bytes over the copy bandwidth or the FLOPs over cuBLAS's rate, whichever is longer
+        # (../shared/ANCHORS.md's). Issue 5 states its targets against the bytes alone, which differs from M = 64 on
+        # (flops-bound there): the row has both.
+        floor = roofline_us(problem, bandwidth, rate)
         row = {"shape": f"{n}x{k}", "m": m, "format": fmt.describe(), "act": act.name, "us": chosen,
                "roof_us": floor,
-               "pct_roof": 100 * floor / chosen, "pct_bytes": 100 * bytes_roof(problem) / chosen,
+               "pct_roof": 100 * floor / chosen, "pct_bytes": 100 * roofline_us(problem, bandwidth) / chosen,
                "cublas_us": base.get("cublas"), "fp8_us": base.get("fp8"),
                "x_cublas": (base["cublas"] / chosen) if base.get("cublas") else None,
                "tile": plans[0].spec.tile.describe(), "schedule": plans[0].schedule, "verified": checked}
@@ -354,15 +357,6 @@ def main() -> None:
           f"{args.flush}), cuBLAS bf16 8192^3 {rate / 1e12:.0f} TFLOP/s "
           f"({torch.cuda.get_device_name()}, torch {torch.__version__}); humming lines in {args.act}", flush=True)
 
-    # The roofline: the bytes over the copy bandwidth or the FLOPs over cuBLAS's rate, whichever is longer
-    # (../shared/ANCHORS.md's). Issue 5 states its targets against the bytes alone, which differs from M = 64 on
-    # (flops-bound there): the table gives both.
-    def roof(p: GemmProblem) -> float:
-        return roofline_us(p, bw, rate)
-
-    def bytes_roof(p: GemmProblem) -> float:
-        return roofline_us(p, bw)
-
     shapes = LARGE if args.quick else SHAPES
     w4_ms = (tuple(int(v) for v in args.m.split(",")) if args.m else (1, 16, 64, 1024) if args.quick else W4_MS)
     baselines = {} if args.no_baselines else baseline_cases(shapes, w4_ms, timer, args.chain)
@@ -374,7 +368,7 @@ def main() -> None:
         for n, k in (shapes if is_w4 else LARGE):
             ms = w4_ms if is_w4 else (1, 16)
             for act in acts:
-                humming_case(fmt, n, k, ms, timer, sweep=args.sweep and is_w4, roof=roof, bytes_roof=bytes_roof,
+                humming_case(fmt, n, k, ms, timer, sweep=args.sweep and is_w4, bandwidth=bw, rate=rate,
                              results=results, baselines=baselines, verify=args.verify, chain=args.chain, act=act)
             torch.cuda.empty_cache()
     print(f"\n{'shape':>11} {'M':>5} {'format':<44} {'act':<4} {'us':>8} {'%roof':>6} {'%bytes':>6} {'xcuBLAS':>8} "
