@@ -798,14 +798,21 @@ def test_a_plan_launched_for_another_m_is_refused_before_anything_compiles() -> 
                   256, 512, plan)
 
 
-def _hot_loop(spec: GemmDenseSpec, tmp_path: Path, defines: str = "") -> list[str]:
-    """The hot loop (conformance.sass.mma_loop) of ``spec`` compiled with ``defines``; skips without nvdisasm."""
-    from conformance.sass import disassemble, mma_loop
+def _sass(spec: GemmDenseSpec, tmp_path: Path, defines: str = "") -> str:
+    """The disassembly of ``spec`` compiled with ``defines``; skips without nvdisasm (before compiling)."""
+    from conformance.sass import disassemble
 
     if _nvdisasm() is None:
         pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
     with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path), HUMMING_KERNEL_DEFINES=defines):
-        return mma_loop(disassemble(compile_spec(spec).binary))
+        return disassemble(compile_spec(spec).binary)
+
+
+def _hot_loop(spec: GemmDenseSpec, tmp_path: Path, defines: str = "") -> list[str]:
+    """The hot loop (conformance.sass.mma_loop) of ``spec`` compiled with ``defines``; skips without nvdisasm."""
+    from conformance.sass import mma_loop
+
+    return mma_loop(_sass(spec, tmp_path, defines))
 
 
 @pytest.mark.parametrize("m", [64, 1024])
@@ -911,14 +918,13 @@ def test_the_three_plane_code_keeps_its_words_in_registers(arch: str, m: int, tm
     # The 7-bit code (planes 4 + 2 + 1) is the one width with three planes. With the plane geometry written as
     # loops its plane loop stayed rolled: the lane's words in a local array, 80 LDL / STL in a decode loop of ~3270
     # instructions on sm_90a (benchmarks/bench_wna16.py --check --plan-only found it).
-    from conformance.sass import disassemble, loop_spill_accesses
+    from conformance.sass import loop_spill_accesses, mma_loop
 
     u7 = WeightFormat(dtypes.u7, ScaleSpec(Granularity.GROUP, dtypes.f16, 128), ZeroPointSpec.INT)
     spec = tuning.TUNER.plan(GemmProblem(m, 1000, 1088, u7, dtypes.f16, dtypes.f16), archs.capabilities(arch), 132).spec
-    loop = _hot_loop(spec, tmp_path)
-    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path)):
-        kernel = compile_spec(spec)
-    assert loop_spill_accesses(disassemble(kernel.binary)) == 0, spec.describe()
+    sass = _sass(spec, tmp_path)
+    loop = mma_loop(sass)
+    assert loop_spill_accesses(sass) == 0, spec.describe()
     assert len(loop) < 1200, f"{spec.describe()}: a loop of {len(loop)} instructions"
 
 
@@ -928,16 +934,12 @@ def test_eight_bit_zero_point_wgmma_kernels_keep_local_memory_out_of_the_loop(ac
     # The four-fragment wgmma form (M = 33..128) preloads a stage's packed words. For f16 u8 with group zero points
     # that spilled 22 LDL / STL into the k-loop at the 168-register cap, so that one configuration reads its words
     # per k16 step (it ran 0.8-2.9% faster so on the H100); bf16 keeps the preload, which fits there.
-    from conformance.sass import disassemble, loop_spill_accesses
+    from conformance.sass import loop_spill_accesses
 
     u8 = WeightFormat(dtypes.u8, ScaleSpec(Granularity.GROUP, act, 128), ZeroPointSpec.INT)
     spec = tuning.TUNER.plan(GemmProblem(64, 28672, 8192, u8, act, act), archs.capabilities("sm_90a"), 132).spec
     assert type(spec).__name__ == "GemmDenseWgmmaSpec" and spec.frag_m == 4, spec.describe()
-    if _nvdisasm() is None:
-        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
-    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path)):
-        kernel = compile_spec(spec)
-    assert loop_spill_accesses(disassemble(kernel.binary)) == 0, spec.describe()
+    assert loop_spill_accesses(_sass(spec, tmp_path)) == 0, spec.describe()
 
 
 def test_integer_codes_merge_their_planes_onto_the_magic_register(tmp_path: Path) -> None:
