@@ -798,7 +798,7 @@ def test_a_plan_launched_for_another_m_is_refused_before_anything_compiles() -> 
                   256, 512, plan)
 
 
-def _sass(spec: GemmDenseSpec, tmp_path: Path, defines: str = "") -> str:
+def _compiled_sass(spec: GemmDenseSpec, tmp_path: Path, defines: str = "") -> str:
     """The disassembly of ``spec`` compiled with ``defines``; skips without nvdisasm (before compiling)."""
     from conformance.sass import disassemble
 
@@ -812,7 +812,7 @@ def _hot_loop(spec: GemmDenseSpec, tmp_path: Path, defines: str = "") -> list[st
     """The hot loop (conformance.sass.mma_loop) of ``spec`` compiled with ``defines``; skips without nvdisasm."""
     from conformance.sass import mma_loop
 
-    return mma_loop(_sass(spec, tmp_path, defines))
+    return mma_loop(_compiled_sass(spec, tmp_path, defines))
 
 
 @pytest.mark.parametrize("m", [64, 1024])
@@ -922,7 +922,7 @@ def test_the_three_plane_code_keeps_its_words_in_registers(arch: str, m: int, tm
 
     u7 = WeightFormat(dtypes.u7, ScaleSpec(Granularity.GROUP, dtypes.f16, 128), ZeroPointSpec.INT)
     spec = tuning.TUNER.plan(GemmProblem(m, 1000, 1088, u7, dtypes.f16, dtypes.f16), archs.capabilities(arch), 132).spec
-    sass = _sass(spec, tmp_path)
+    sass = _compiled_sass(spec, tmp_path)
     loop = mma_loop(sass)
     assert loop_spill_accesses(sass) == 0, spec.describe()
     assert len(loop) < 1200, f"{spec.describe()}: a loop of {len(loop)} instructions"
@@ -939,7 +939,7 @@ def test_eight_bit_zero_point_wgmma_kernels_keep_local_memory_out_of_the_loop(ac
     u8 = WeightFormat(dtypes.u8, ScaleSpec(Granularity.GROUP, act, 128), ZeroPointSpec.INT)
     spec = tuning.TUNER.plan(GemmProblem(64, 28672, 8192, u8, act, act), archs.capabilities("sm_90a"), 132).spec
     assert type(spec).__name__ == "GemmDenseWgmmaSpec" and spec.frag_m == 4, spec.describe()
-    assert loop_spill_accesses(_sass(spec, tmp_path)) == 0, spec.describe()
+    assert loop_spill_accesses(_compiled_sass(spec, tmp_path)) == 0, spec.describe()
 
 
 def test_integer_codes_merge_their_planes_onto_the_magic_register(tmp_path: Path) -> None:
