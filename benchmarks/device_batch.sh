@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests older-targets jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long a-rows f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 # PLAN_ONLY=1 bash benchmarks/device_batch.sh STEP...: a dry run on a machine without a GPU, before device time goes
 # to a step: nothing is installed; profile_wna16 and bench_wna16 --check plan and compile the step's variants for the
@@ -140,6 +140,15 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # 14, 8192 x 16384 16, 14336 x 28672 56; 8192 x 8192's 8 lost on the H100) and 28672 x 8192 under Stream-K for
     # both; M = 16 and 9, interleaved, verified. Run 34 (H100): 8192 x 28672 alone gains (1-3.8%); 14336 x 28672 (56
     # stages a CTA) loses 6-8%, the two shorter ones up to 2.4%: not the k range. Lead closed, no tuner rule
+    # the activation loader copying only the rows a tile serves (HM_SERVED_A_ROWS, 2026-12-05: one row for the
+    # one-token tile, 8 for one n8 fragment) against all 16 rows with a flag each, interleaved, verified: the decode
+    # formats at M = 1 (s4, MXFP4 and NVFP4 take the one-token tile) and s4 at M = 8, AWQ and s8 at M = 1
+    a-rows) { P="$PROFILE --reps 25 --verify"; T="tuner; tuner +HM_SERVED_A_ROWS=0; tuner; tuner +HM_SERVED_A_ROWS=0"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 60 $P --n $n --k $k --m 1,8 --tiles "$T" | grep "M=\|skip"
+        for f in mxfp4 nvfp4; do timeout 40 $P --format $f --n $n --k $k --m 1 --tiles "$T" | grep "M=\|skip"; done; done
+      for f in "w4a16 u4 zp g128" "w8a16 s8 ch"; do timeout 40 $P --format "$f" --m 1 --tiles "$T" | grep "M=\|skip"; done
+    } 2>&1 | tee "$OUT/a-rows.txt" ;;
     k4-long) { P="$PROFILE --reps 25 --verify"; T="tuner; 1,1,2,1,4,256,3,8,2,2; tuner; 1,1,2,1,4,256,3,8,2,2"
       for nk in "8192 28672" "4096 28672" "8192 16384" "14336 28672"; do read -r n k <<< "$nk"
         timeout 60 $P --n $n --k $k --m 16,9 --tiles "$T" | grep "M=\|skip"; done

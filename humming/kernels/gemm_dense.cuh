@@ -44,6 +44,12 @@
 #ifndef HM_NO_A_LOADS
 #define HM_NO_A_LOADS 0
 #endif
+// 1 = the activation loader covers only the rows a tile can serve (one token: row 0, which 32 threads copy while the
+// rest skip the loader; swapped operands: 8 rows an n8 fragment); 0 = all BM rows with a row flag each (the form
+// before 2026-12-05; timing only).
+#ifndef HM_SERVED_A_ROWS
+#define HM_SERVED_A_ROWS 1
+#endif
 
 namespace humming {
 
@@ -172,9 +178,11 @@ struct GemmDense {
   using WLoader = typename Select<Cfg::kBulkWeights, memory::BulkWeightLoader<Stage>,
                                   typename Select<Cfg::kProducer, memory::WarpWeightLoader<Stage, kFirst, kLoadThreads>,
                                                   memory::WeightLoader<Cfg::kThreads, Stage>>::type>::type;
+  // The activation rows a stage copies: the rows the tile can serve (one token, 8 per swapped n8 fragment, BM).
+  static constexpr int kLoadedRows = !HM_SERVED_A_ROWS ? BM : Cfg::kOneToken ? 1 : Cfg::kSwapN8 > 0 ? 8 * Cfg::kSwapN8 : BM;
   using ALoader = typename Select<Cfg::kTmaA, memory::TmaActivationLoader<Stage, kFirst>,
                                   typename Select<Cfg::kProducer, memory::WarpActivationLoader<Stage, kFirst, kLoadThreads>,
-                                                  memory::ActivationLoader<Cfg::kThreads, Stage>>::type>::type;
+                                                  memory::ActivationLoader<Cfg::kThreads, Stage, kLoadedRows>>::type>::type;
   using SLoader = memory::RowLoader<kLoadThreads, (Stage::kSRows > 0 ? Stage::kSRows : 1), BN * Stage::kSBytes, BK,
                                     (Cfg::kSMode == kScaleGroup ? Cfg::kGS : 0), kFirst>;
   using ZLoader = memory::RowLoader<kLoadThreads, (Stage::kZRows > 0 ? Stage::kZRows : 1), BN * 2, BK, kZRowK, kFirst>;

@@ -133,10 +133,11 @@ struct BulkWeightLoader {
 // Regular (THREADS a multiple of a row's chunks, every thread a full share): the thread's chunks are one column
 // (one K test a stage) of rows THREADS / CPR apart, each row's inside-M flag a bit of one word; per-chunk
 // pointers otherwise.
-template <int THREADS, class Stage>
+template <int THREADS, class Stage, int ROWS = Stage::BM>
 struct ActivationLoader {
+  static_assert(ROWS >= 1 && ROWS <= Stage::BM, "the rows copied lie inside the tile");
   static constexpr int CPR = Stage::BK / 8;
-  static constexpr int TOTAL = Stage::BM * CPR;
+  static constexpr int TOTAL = ROWS * CPR;
   static constexpr int PER = (TOTAL + THREADS - 1) / THREADS;
   static constexpr bool kRegular = THREADS % CPR == 0 && TOTAL % THREADS == 0;
   static constexpr int RPP = kRegular ? THREADS / CPR : 1;  // regular: rows between a thread's chunks
