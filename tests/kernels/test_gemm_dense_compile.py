@@ -869,6 +869,25 @@ def test_one_token_s4_decode_takes_its_zero_on_the_partial_sums(tmp_path: Path) 
     assert fmas[1] >= 128, f"the zero on every pair shows {fmas[1]} paired FMAs, not the 128 this test guards against"
 
 
+@pytest.mark.parametrize("m, one_token, a_copies", [
+    (1, 1, 1),  # the one-token tile: row 0, one chunk for each of the first 32 threads
+    (8, 0, 2),  # one n8 fragment: 8 rows x 32 chunks over 128 threads
+])
+def test_decode_tiles_copy_only_the_activation_rows_they_serve(m: int, one_token: int, a_copies: int,
+                                                               tmp_path: Path) -> None:
+    # gemm_dense.cuh kLoadedRows (HM_SERVED_A_ROWS=1, the default): a thread of these tiles issues a_copies activation
+    # copies (cp.async, or zeros past K) a stage, where covering all 16 rows of the tile (HM_SERVED_A_ROWS=0) took
+    # four, each under its row's flag. The weights' copies (8) and the scales' (1) are the same in both builds.
+    spec = _h200_plan(m, 28672, 8192).spec
+    assert (spec.one_token, spec.swap_n8) == (one_token, 1), spec
+    copies = {}
+    for defines in ("", "HM_SERVED_A_ROWS=0"):
+        loop = _hot_loop(spec, tmp_path, defines)
+        assert sum(t.startswith("HMMA") for t in loop) == 32, f"{defines or 'default'}: not the decode loop"
+        copies[defines] = (sum(t.startswith("LDGSTS") for t in loop), sum(t.startswith("STS") for t in loop))
+    assert copies == {"": (9 + a_copies, a_copies), "HM_SERVED_A_ROWS=0": (13, 4)}, copies
+
+
 @pytest.mark.parametrize("preset, m, pair_muls", [
     ("mxfp4", 16, 32),  # the fix on the activations: 2 n8 fragments x 2 registers x 8 k16 steps
     ("nvfp4", 1, 16),  # groups of 16 at M = 1: 1 fragment x 2 registers x 8 k16 steps
