@@ -129,7 +129,8 @@ struct BulkWeightLoader {
   }
 };
 
-// The activation copies of one thread: BM rows x BK/8 chunks, swizzled; rows past M skipped, K tail zeroed.
+// The activation copies of one thread: ROWS rows (BM, or the fewer a tile serves) x BK/8 chunks, swizzled; rows
+// past M skipped, K tail zeroed.
 // Regular (THREADS a multiple of a row's chunks, every thread a full share): the thread's chunks are one column
 // (one K test a stage) of rows THREADS / CPR apart, each row's inside-M flag a bit of one word; per-chunk
 // pointers otherwise.
