@@ -44,12 +44,6 @@
 #ifndef HM_NO_A_LOADS
 #define HM_NO_A_LOADS 0
 #endif
-// 1 = the activation loader copies only the rows a tile serves (one token: row 0; 8 an n8 fragment of swapped
-// operands), 0 = all BM rows under a flag each (before 2026-12-05; timing only). ~60 loop instructions fewer at M = 1:
-// NVFP4 3.3-4.6%, MXFP4 1.5-2.2% faster, s4 / AWQ / s8 within +-1% (H200, verified; RESULTS.md 2026-12-05 17:08).
-#ifndef HM_SERVED_A_ROWS
-#define HM_SERVED_A_ROWS 1
-#endif
 
 namespace humming {
 
@@ -178,7 +172,8 @@ struct GemmDense {
   using WLoader = typename Select<Cfg::kBulkWeights, memory::BulkWeightLoader<Stage>,
                                   typename Select<Cfg::kProducer, memory::WarpWeightLoader<Stage, kFirst, kLoadThreads>,
                                                   memory::WeightLoader<Cfg::kThreads, Stage>>::type>::type;
-  // The activation rows a stage copies: those the tile can serve (one token, 8 per swapped n8 fragment, BM).
+  // The activation rows a stage copies: those the tile can serve (one token, 8 per swapped n8 fragment, BM;
+  // memory/stage.cuh HM_SERVED_A_ROWS).
   static constexpr int kLoadedRows =
       !HM_SERVED_A_ROWS ? BM : Cfg::kOneToken ? 1 : Cfg::kSwapN8 > 0 ? 8 * Cfg::kSwapN8 : BM;
   using ALoader = typename Select<Cfg::kTmaA, memory::TmaActivationLoader<Stage, kFirst>,

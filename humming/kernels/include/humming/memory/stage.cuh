@@ -129,6 +129,14 @@ struct BulkWeightLoader {
   }
 };
 
+// The dense kernels' activation rows (gemm_dense.cuh kLoadedRows): 1 = only those a tile serves (one token: row 0;
+// 8 an n8 fragment of swapped operands), 0 = all BM rows under a flag each (before 2026-12-05; timing only). ~60 loop
+// instructions fewer at M = 1: NVFP4 3.3-4.6%, MXFP4 1.5-2.2% faster, s4 / AWQ / s8 within +-1% (H200, verified;
+// RESULTS.md 2026-12-05 17:08).
+#ifndef HM_SERVED_A_ROWS
+#define HM_SERVED_A_ROWS 1
+#endif
+
 // The activation copies of one thread: ROWS rows (BM, or the fewer a tile serves) x BK/8 chunks, swizzled; rows
 // past M skipped, K tail zeroed.
 // Regular (THREADS a multiple of a row's chunks, every thread a full share): the thread's chunks are one column
