@@ -957,7 +957,7 @@ def test_eight_bit_zero_point_wgmma_kernels_keep_local_memory_out_of_the_loop(ac
 
     u8 = WeightFormat(dtypes.u8, ScaleSpec(Granularity.GROUP, act, 128), ZeroPointSpec.INT)
     spec = tuning.TUNER.plan(GemmProblem(64, 28672, 8192, u8, act, act), archs.capabilities("sm_90a"), 132).spec
-    assert type(spec).__name__ == "GemmDenseWgmmaSpec" and spec.frag_m == 4, spec.describe()
+    assert type(spec) is GemmDenseWgmmaSpec and spec.frag_m == 4, spec.describe()
     assert loop_spill_accesses(_compiled_sass(spec, tmp_path)) == 0, spec.describe()
 
 
