@@ -2,7 +2,7 @@
 # One call on the GPU machine: install humming (for its entry points), then every GPU check and benchmark.
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 # Steps: devices gpu-tests older-targets jit wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long a-rows m1-floor f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long a-rows group-cols m1-floor f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 # PLAN_ONLY=1 bash benchmarks/device_batch.sh STEP...: a dry run on a machine without a GPU, before device time goes
 # to a step: nothing is installed; profile_wna16 and bench_wna16 --check plan and compile the step's variants for the
@@ -149,6 +149,15 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
         for f in mxfp4 nvfp4; do timeout 40 $P --format $f --n $n --k $k --m 1 --tiles "$T" | grep "M=\|skip"; done; done
       for f in "w4a16 u4 zp g128" "w8a16 s8 ch"; do timeout 40 $P --format "$f" --m 1 --tiles "$T" | grep "M=\|skip"; done
     } 2>&1 | tee "$OUT/a-rows.txt" ;;
+    # one token with each group part in its own n8 column (route.cuh kGroupColumns) against every part on column 0
+    # (HM_GROUP_COLUMNS=0), and MXFP4 with its exponent fix on the activations there too (HM_FIX_ON_ACT_COLUMNS=1)
+    group-cols) { P="$PROFILE --reps 25 --verify"
+      TM="tuner +HM_GROUP_COLUMNS=0; tuner; tuner +HM_FIX_ON_ACT_COLUMNS=1; tuner +HM_GROUP_COLUMNS=0; tuner; tuner +HM_FIX_ON_ACT_COLUMNS=1"
+      TN="tuner +HM_GROUP_COLUMNS=0; tuner; tuner +HM_GROUP_COLUMNS=0; tuner"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 60 $P --format nvfp4 --n $n --k $k --m 1 --tiles "$TN" | grep "M=\|skip"
+        timeout 60 $P --format mxfp4 --n $n --k $k --m 1 --tiles "$TM" | grep "M=\|skip"; done
+    } 2>&1 | tee "$OUT/group-cols.txt" ;;
     # where the decode stands against its own copies (after 83c283a, whose ~60 fewer loop instructions did not
     # move s4 at M = 1; s4 M = 16 beside it): the tuner's kernel beside its builds without the MMAs and dequant
     # (HM_ABLATE=3), without stage reads (4) and with the weights' copies alone (5); timing only (wrong values)

@@ -176,9 +176,13 @@ struct GemmDense {
   // memory/stage.cuh HM_SERVED_A_ROWS).
   static constexpr int kLoadedRows =
       !HM_SERVED_A_ROWS ? BM : Cfg::kOneToken ? 1 : Cfg::kSwapN8 > 0 ? 8 * Cfg::kSwapN8 : BM;
+  // Which dequantisation route this configuration takes (dequant/route.cuh); with group columns the one token's row
+  // is spread over the tile's rows, a part each.
+  using Route = dequant::Route<Cfg>;
+  using SyncALoader = memory::ActivationLoader<Cfg::kThreads, Stage, kLoadedRows, Route::kSpreadChunks, Route::kParts>;
   using ALoader = typename Select<Cfg::kTmaA, memory::TmaActivationLoader<Stage, kFirst>,
                                   typename Select<Cfg::kProducer, memory::WarpActivationLoader<Stage, kFirst, kLoadThreads>,
-                                                  memory::ActivationLoader<Cfg::kThreads, Stage, kLoadedRows>>::type>::type;
+                                                  SyncALoader>::type>::type;
   using SLoader = memory::RowLoader<kLoadThreads, (Stage::kSRows > 0 ? Stage::kSRows : 1), BN * Stage::kSBytes, BK,
                                     (Cfg::kSMode == kScaleGroup ? Cfg::kGS : 0), kFirst>;
   using ZLoader = memory::RowLoader<kLoadThreads, (Stage::kZRows > 0 ? Stage::kZRows : 1), BN * 2, BK, kZRowK, kFirst>;
@@ -188,6 +192,9 @@ struct GemmDense {
     ALoader a;
     SLoader s;
     ZLoader z;
+
+    // Once, before the first copy: the zero places of a spread token row (group columns).
+    static HM_DEVICE void prepare(char* smem) { SyncALoader::template clear_spread<S>(arch::smem_u32(smem + Stage::kA)); }
 
     HM_DEVICE void set_tile(const GemmDenseArgs& p, int tile) {
       int mt, nt;
@@ -213,11 +220,10 @@ struct GemmDense {
   // ---- one stage of MMAs for this warp ------------------------------------------------------------------
   using Zero = dequant::ZeroTerms<Act, FN>;
 
-  // Which dequantisation route this configuration takes (dequant/route.cuh).
-  using Route = dequant::Route<Cfg>;
   static HM_DEVICE constexpr bool is_f16() { return Route::kF16; }
   static constexpr bool kAccScale = Route::kAccScale, kFixOnActivations = Route::kFixOnActivations;
   static constexpr bool kFixInDequant = Route::kFixInDequant, kZeroOnSums = Route::kZeroOnSums;
+  static constexpr bool kGroupColumns = Route::kGroupColumns;
   static constexpr bool kS8Direct = Route::kS8Direct, kE2m1 = Route::kE2m1;
   static constexpr int kActShift = Route::kActShift, kPartSteps = Route::kPartSteps;
   // A warp's group scales and zero points, and the scales on partial sums (dequant/group_terms.cuh).
@@ -234,10 +240,11 @@ struct GemmDense {
     u32 scale[FN][8];
     SwapAcc part;  // kAccScale: this group's unscaled sums
     float asum = 0.0f;  // kZeroOnSums: token 0's activations summed over the part's k16 steps
+    if constexpr (kGroupColumns) part.zero();  // every part of the stage, each in its own column
 #pragma unroll
     for (int i = 0; i < Cfg::kKStepsPerWarp; ++i) {
       const int ks = wk * Cfg::kKStepsPerWarp + i;
-      if constexpr (Stage::kSRows > 0) {
+      if constexpr (Stage::kSRows > 0 && !kGroupColumns) {
         if (i == 0 || (ks * 16) % Cfg::kGS == 0) {
           if constexpr (kAccScale) {
             if (i > 0) {
@@ -292,7 +299,9 @@ struct GemmDense {
 #endif
       }
     }
-    if constexpr (kAccScale) {
+    if constexpr (kGroupColumns) {
+      Terms::template apply_columns<Route::kParts, kPartSteps>(acc, part, base, wn, wk, lane);
+    } else if constexpr (kAccScale) {
       if constexpr (kZeroOnSums) Terms::take_zero_offset(part, asum);
       Terms::apply(acc, part, scale);
     }
@@ -364,6 +373,7 @@ struct GemmDense {
                           int lane) {
       if constexpr (HM_ABLATE == 6) return;
       if constexpr (Cfg::kSwapAB) {
+        if constexpr (kGroupColumns) Terms::fold_columns(acc);
         Acc full;
         mma::unswap(acc, full, lane);
         epilogue::finish_tile<Cfg>(p, sk, red, full, tile, mt, nt, seg_begin, seg_end, wm, wn, wk, lane,

@@ -405,6 +405,7 @@ class GemmDenseSpec(KernelSpec):
         return {**self.common_exports(cfg),
                 "scales_on_sums": f"(humming::GemmDense<{cfg}>::kAccScale ? 1 : 0)",
                 "zero_on_sums": f"(humming::GemmDense<{cfg}>::kZeroOnSums ? 1 : 0)",
+                "group_columns": f"(humming::GemmDense<{cfg}>::kGroupColumns ? 1 : 0)",
                 "routes_default": "(HM_ROUTES_DEFAULT ? 1 : 0)"}
 
     def check_compiled(self, kernel: CompiledKernel) -> None:

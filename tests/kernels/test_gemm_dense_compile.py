@@ -888,6 +888,27 @@ def test_decode_tiles_copy_only_the_activation_rows_they_serve(m: int, one_token
     assert copies == {"": (9 + a_copies, a_copies), "HM_SERVED_A_ROWS=0": (13, 4)}, copies
 
 
+@pytest.mark.parametrize("preset, ffma, group_columns", [
+    ("nvfp4", (16, 64), 1),  # eight parts (groups of 16) a warp's stage: two columns a lane, against 8 x 2 x 4
+    ("mxfp4", (8, 32), 1),  # four parts (groups of 32): one column a lane, against 4 x 2 x 4
+    (None, (16, 16), 0),  # s4 g128, one part a warp's stage: column 0 and its zero on the sums, both builds alike
+])
+def test_one_token_tiles_put_each_group_part_in_its_own_column(preset: str | None, ffma: tuple[int, int],
+                                                                group_columns: int, tmp_path: Path) -> None:
+    # dequant/route.cuh kGroupColumns: at M = 1 each group part of a warp's stage goes to its own n8 column (the
+    # activation loader's spread row) and a lane scales only its own columns once a stage; HM_GROUP_COLUMNS=0 puts
+    # every part on column 0, whose sums every lane scaled part by part. The loop's FFMA count says which one ran.
+    spec = _h200_plan(1, 28672, 8192, *([presets.get(preset).weight] if preset else [])).spec
+    assert (spec.one_token, spec.swap_n8) == (1, 1), spec
+    assert compile_spec(spec).exports.get("group_columns") == group_columns
+    counts = []
+    for defines in ("", "HM_GROUP_COLUMNS=0"):
+        loop = _hot_loop(spec, tmp_path, defines)
+        assert sum(t.startswith("HMMA") for t in loop) == 32, f"{defines or 'default'}: not the decode loop"
+        counts.append(sum(t.startswith("FFMA") for t in loop))
+    assert tuple(counts) == ffma, f"{preset}: FFMA (group columns, column 0) = {tuple(counts)}"
+
+
 @pytest.mark.parametrize("preset, m, pair_muls", [
     ("mxfp4", 16, 32),  # the fix on the activations: 2 n8 fragments x 2 registers x 8 k16 steps
     ("nvfp4", 1, 16),  # groups of 16 at M = 1: 1 fragment x 2 registers x 8 k16 steps

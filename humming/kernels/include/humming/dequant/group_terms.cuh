@@ -103,6 +103,52 @@ struct GroupTerms {
             acc.d[fn][f][h][e] = fmaf(sc, part.d[fn][f][h][e], acc.d[fn][f][h][e]);
         }
   }
+
+  // kGroupColumns (dequant/route.cuh), once a stage: acc += scale x part for the sums of the parts lane (g, t)
+  // holds. Part p sits in n8 column p x 8 / PARTS (memory/stage.cuh, the spread row), so the lane's columns 2t and
+  // 2t + 1 (elements e % 2 = 0, 1) hold parts 2t and 2t + 1 (8 parts), part t in column 2t (4), or part t / 2 in
+  // column 2t for even t (2); a column without a part is all zero and takes no FFMA, or the scale 0 (two parts:
+  // a NaN or infinite scale times its zeros would make NaN).
+  template <int PARTS, int PART_STEPS, class Acc, class Part>
+  static HM_DEVICE void apply_columns(Acc& acc, const Part& part, const char* base, int wn, int wk, int lane) {
+    constexpr int STRIDE = 8 / PARTS;           // n8 columns from one part to the next
+    constexpr int NQ = STRIDE == 1 ? 2 : 1;     // parts a lane holds
+    static_assert(PARTS * STRIDE == 8, "2, 4 or 8 parts");
+    const int g = lane >> 2, t = lane & 3;
+    u32 scale[NQ][FN][8];
+#pragma unroll
+    for (int q = 0; q < NQ; ++q)
+      load_scales(base, wk * Cfg::kKStepsPerWarp + (2 * t + q) / STRIDE * PART_STEPS, wn, g, scale[q]);
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+      for (int f = 0; f < 4; ++f)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {  // output column 16f + g + 8(e/2): the pair j = 2f + e/2; n8 column 2t + e%2
+          if (STRIDE > 1 && (e & 1) != 0) continue;
+          float sc = scale_f32<Cfg::kSDT>(Act{}, scale[(e & 1) % NQ][fn][2 * f + e / 2]);
+          if (STRIDE == 4 && (t & 1) != 0) sc = 0.0f;
+          acc.d[fn][f][0][e] = fmaf(sc, part.d[fn][f][0][e], acc.d[fn][f][0][e]);
+        }
+  }
+
+  // kGroupColumns, once a tile: each output column's scaled sums over the eight n8 columns (a lane's two, then the
+  // four lanes of its quad) into elements 0 and 2, column 0's places: the one token an M = 1 GEMM stores.
+  template <class Acc>
+  static HM_DEVICE void fold_columns(Acc& acc) {
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+      for (int f = 0; f < 4; ++f)
+#pragma unroll
+        for (int e = 0; e < 4; e += 2) {
+          float v = acc.d[fn][f][0][e] + acc.d[fn][f][0][e + 1];
+          v += __shfl_xor_sync(0xffffffffu, v, 1);
+          v += __shfl_xor_sync(0xffffffffu, v, 2);
+          acc.d[fn][f][0][e] = v;
+          acc.d[fn][f][0][e + 1] = 0.0f;
+        }
+  }
 };
 
 }  // namespace dequant

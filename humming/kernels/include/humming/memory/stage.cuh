@@ -142,10 +142,30 @@ struct BulkWeightLoader {
 // Regular (THREADS a multiple of a row's chunks, every thread a full share): the thread's chunks are one column
 // (one K test a stage) of rows THREADS / CPR apart, each row's inside-M flag a bit of one word; per-chunk
 // pointers otherwise.
-template <int THREADS, class Stage, int ROWS = Stage::BM>
+// Spread (SPREAD > 0, one token: ROWS 1): chunk ck of the token's row goes to tile row p x 8 / PARTS, p = (ck / SPREAD)
+// % PARTS its group part among a warp's k16 steps, so that each part reaches the MMAs as its own n8 column
+// (dequant/route.cuh kGroupColumns); the other places of rows 0-7 stay zero (clear_spread, once before any copy).
+template <int THREADS, class Stage, int ROWS = Stage::BM, int SPREAD = 0, int PARTS = 1>
 struct ActivationLoader {
   static_assert(ROWS >= 1 && ROWS <= Stage::BM, "the rows copied lie inside the tile");
+  static_assert(SPREAD == 0 || (ROWS == 1 && (PARTS == 2 || PARTS == 4 || PARTS == 8)),
+                "a spread token row puts 2, 4 or 8 parts into n8 columns 0..7");
   static constexpr int CPR = Stage::BK / 8;
+  // The tile row of chunk ck of row r.
+  static HM_DEVICE constexpr int row_of(int r, int ck) { return SPREAD == 0 ? r : (ck / SPREAD) % PARTS * (8 / PARTS); }
+
+  // Spread: zeros in rows 0-7 of each of the STAGES tiles (the first at shared address a0, the next Stage::kBytes
+  // on) wherever no chunk is copied. No copy ever writes those places, so this races with none, and the ring's
+  // first barrier orders it before any read.
+  template <int STAGES>
+  static HM_DEVICE void clear_spread(u32 a0) {
+    if constexpr (SPREAD > 0) {
+      for (int i = threadIdx.x; i < STAGES * 8 * CPR; i += THREADS) {
+        const int ck = i % CPR, r = (i / CPR) % 8, s = i / (8 * CPR);
+        if (r != row_of(0, ck)) arch::store_zero16(a0 + s * Stage::kBytes + mma::a_tile_offset<Stage::BK>(r, ck));
+      }
+    }
+  }
   static constexpr int TOTAL = ROWS * CPR;
   static constexpr int PER = (TOTAL + THREADS - 1) / THREADS;
   static constexpr bool kRegular = THREADS % CPR == 0 && TOTAL % THREADS == 0;
@@ -169,7 +189,7 @@ struct ActivationLoader {
       const int r = c / CPR;
       const int ck = c - r * CPR;
       ok |= static_cast<Mask>((TOTAL % THREADS == 0 || c < TOTAL) && m0 + r < m ? 1 : 0) << i;
-      if constexpr (kRegular) to[i] = mma::a_tile_offset<Stage::BK>(r, ck);
+      if constexpr (kRegular) to[i] = mma::a_tile_offset<Stage::BK>(row_of(r, ck), ck);
       if (!kRegular || i == 0) {
         kk[i] = ck * 8;
         src[i] = static_cast<const char*>(a) + (static_cast<long long>(m0 + r) * lda + ck * 8) * 2;
@@ -201,7 +221,7 @@ struct ActivationLoader {
           const int c = threadIdx.x + i * THREADS;
           const int r = c / CPR;
           const int ck = c - r * CPR;
-          const u32 at = dst + mma::a_tile_offset<Stage::BK>(r, ck);
+          const u32 at = dst + mma::a_tile_offset<Stage::BK>(row_of(r, ck), ck);
           const int j = kRegular ? 0 : i;
           if (kt * Stage::BK + kk[j] < k)
             arch::cp_async16(at, src[j] + (kRegular ? i * step : 0) + static_cast<long long>(kt) * Stage::BK * 2);

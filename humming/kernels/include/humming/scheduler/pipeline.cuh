@@ -6,7 +6,8 @@
 // between the wait and the barrier (wgmma: the async-proxy fence); compute(stage, wm, wn, wk, lane); and
 // finish(...) once per tile segment. kLagStages: stages a body's MMAs still read after compute() returns
 // (asynchronous ones): the ring keeps them out of reach of the loads that long, D = STAGES - 1 - lag.
-// Kernel: GemmDense<Cfg> (Cfg, S, BK, Stage, Loaders); the loop runs one segment per tile, so no tile finish
+// Kernel: GemmDense<Cfg> (Cfg, S, BK, Stage, Loaders; Loaders::prepare(smem) once before the first copy of the
+// all-threads ring, the only one a spread activation row takes); the loop runs one segment per tile, so no tile finish
 // (which reads the accumulators) sits inside the k-loop: ptxas serialises every wgmma otherwise (C7518).
 #pragma once
 #include <humming/arch/bulk.cuh>
@@ -174,6 +175,7 @@ HM_DEVICE void pipeline_all_threads(const Args& p, char* smem) {
   int l_tile = static_cast<int>(begin / k_iters);
   int l_kt = static_cast<int>(begin - static_cast<long long>(l_tile) * k_iters);
   int c_tile = l_tile;
+  Kernel::Loaders::prepare(smem);
   typename Kernel::Loaders ld;
   ld.set_tile(p, l_tile);
   long long l_it = begin;
