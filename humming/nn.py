@@ -54,7 +54,7 @@ class QuantLinear(nn.Module):
         super().__init__()
         if not isinstance(packed, PackedWeight):
             raise InvalidInputError(f"QuantLinear: expected a PackedWeight, got {type(packed).__name__}")
-        from humming.ops import check_k
+        from humming.ops import check_k  # importing humming.ops registers the torch op (before any torch.compile)
 
         check_k(packed.shape[1], "QuantLinear")  # here, rather than at every forward
         self._meta = replace(packed, data=packed.data[:0], scales=None, zeros=None, chscale=None, gscale=None,
@@ -84,6 +84,10 @@ class QuantLinear(nn.Module):
     @classmethod
     def _quantized(cls, linear: nn.Linear, quant_format: QuantFormat, activation: DType) -> "QuantLinear":
         """from_linear's work, without its warning (quantize_linears warns once for a whole model)."""
+        if linear.weight.is_meta:
+            raise InvalidInputError("QuantLinear: the layer's weight is on the meta device (no values to quantize); "
+                                    "load the model's weights first, or read a quantized checkpoint with "
+                                    "load_quantized_linears")
         q = quantize(linear.weight.detach(), quant_format)
         return cls(pack(q, activation), None if linear.bias is None else linear.bias.detach())
 
@@ -101,6 +105,13 @@ class QuantLinear(nn.Module):
         # channel / global scales and the bias keep the dtypes the kernel reads them in (f16 bits read as bf16, or bf16
         # as f32, would be silently wrong outputs), so the casts skip them: each goes through fn as an integer view of
         # its bits, which casts leave alone and device moves (.cuda(), .to(device)) still move.
+        # Module.type(dtype) casts integer tensors too, which would turn the codes into their values: refused, found
+        # by what fn makes of an empty uint8 tensor (a move or a floating cast leaves its dtype).
+        probe = fn(torch.empty(0, dtype=torch.uint8, device=self.data.device))
+        if isinstance(probe, torch.Tensor) and probe.dtype is not torch.uint8:
+            raise InvalidInputError(f"QuantLinear: a cast of every tensor to {probe.dtype} (Module.type) would turn "
+                                    "the packed codes into numbers; QuantLinear keeps its packed dtypes: use .to(device) "
+                                    "or .half() / .to(dtype), which leave them alone")
         kept = {}
         for name in _FIXED_DTYPE:
             t = self._buffers.get(name)
@@ -180,10 +191,12 @@ class QuantLinear(nn.Module):
         return replace(self._meta, **parts)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        from humming.ops import gemm_dense_op, output_code, validate_parts
+        from humming.ops import check_parts, gemm_dense_op, output_code, validate_parts
 
         meta = self._meta
-        out = validate_parts(x, meta, self.data.device, self.bias)
+        check_parts(meta, self.data.device, self.data, self.scales, self.zeros, self.chscale, self.gscale, self.perm,
+                    "QuantLinear")
+        out = validate_parts(x, meta, self.data.device, self.bias, owner="layer")
         return gemm_dense_op(x, self.data, self.scales, self.zeros, self.chscale, self.gscale, self.bias, self.perm,
                              meta.format_key, meta.shape[0], meta.shape[1], output_code(out))
 
@@ -209,8 +222,12 @@ def quantize_linears(model: nn.Module, fmt: FormatLike, *, activation: DType | s
     _refuse_a_bare_linear(model, "quantize_linears", "QuantLinear.from_linear")
     quant_format = as_quant_format(fmt)
     _warn_if_activations_quantized(quant_format, activation or "16-bit")  # once for the model, at the caller's line
+    owned = _read_by_their_owner(model)
+    if owned:
+        warnings.warn(f"quantize_linears: {', '.join(owned)} left as they are: their nn.MultiheadAttention reads the "
+                      "layer's weight directly instead of calling it, which a QuantLinear cannot serve", stacklevel=2)
     chosen = [(name, layer) for name, layer in model.named_modules()
-              if isinstance(layer, nn.Linear) and (include is None or include(name, layer))]
+              if isinstance(layer, nn.Linear) and name not in owned and (include is None or include(name, layer))]
     bar = Progress(len(chosen), what=f"{len(chosen)} linear layers", enabled=progress, doing="quantizing")
     made: dict[str, QuantLinear] = {}
     refused: list[str] = []
@@ -251,6 +268,11 @@ def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor]
         raise InvalidInputError(f"load_quantized_linears: none of the model's {len(linears)} nn.Linear layers (e.g. "
                                 f"{linears[:2]}) has a quantized weight in the checkpoint (looked for "
                                 f"'<layer>.{marks[0]}'); do the model's module names match the checkpoint's keys?")
+    owned = [name for name, _ in chosen if name in _read_by_their_owner(model)]
+    if owned:
+        raise InvalidInputError(f"load_quantized_linears: the checkpoint quantizes {', '.join(owned)}, which "
+                                "nn.MultiheadAttention reads by its weight instead of calling it, so a QuantLinear "
+                                "cannot take its place; nothing was replaced")
     bar = Progress(len(chosen), what=f"{len(chosen)} quantized layers", enabled=progress, doing="reading")
     made: dict[str, QuantLinear] = {}
     try:
@@ -269,6 +291,14 @@ def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor]
     finally:
         bar.close()
     return _install(model, made)
+
+
+def _read_by_their_owner(model: nn.Module) -> list[str]:
+    """The nn.Linear layers whose parent reads their weight and bias instead of calling them (nn.MultiheadAttention's
+    out_proj, passed to F.multi_head_attention_forward as tensors): a QuantLinear in their place breaks the parent."""
+    return [f"{name}.{child}" if name else child for name, parent in model.named_modules()
+            if isinstance(parent, nn.MultiheadAttention)
+            for child, layer in parent.named_children() if isinstance(layer, nn.Linear)]
 
 
 def _refuse_a_bare_linear(model: nn.Module, where: str, instead: str) -> None:

@@ -18,9 +18,9 @@ import torch
 from humming.capabilities.model import DeviceCapabilities
 from humming.core import dtypes
 from humming.core.dtypes import DType
-from humming.core.formats import WeightFormat
+from humming.core.formats import Granularity, WeightFormat, ZeroPointSpec
 from humming.core.launcher import programmatic_allowed, relaxed_capture
-from humming.core.packing import LAYOUT, PackedWeight
+from humming.core.packing import BYTE_SCALES, LAYOUT, PackedWeight
 from humming.core.plan import GemmTuner, KernelPlan
 from humming.core.problem import GemmProblem
 from humming.core.torch_op import HummingOp
@@ -52,11 +52,15 @@ def validate(x: Any, weight: PackedWeight, bias: Any = None, out_dtype: Any = No
     if not isinstance(weight, PackedWeight):
         raise InvalidInputError(f"gemm: weight must be a PackedWeight (humming.core.packing.pack), got "
                                 f"{type(weight).__name__}")
+    check_parts(weight, weight.device, weight.data, weight.scales, weight.zeros, weight.chscale, weight.gscale,
+                weight.perm)
     return validate_parts(x, weight, weight.device, bias, out_dtype)
 
 
-def validate_parts(x: Any, weight: PackedWeight, device: torch.device, bias: Any = None, out_dtype: Any = None) -> DType:
-    """validate() with the weight's device given apart (QuantLinear keeps its tensors as buffers)."""
+def validate_parts(x: Any, weight: PackedWeight, device: torch.device, bias: Any = None, out_dtype: Any = None,
+                   owner: str = "weight") -> DType:
+    """validate() with the weight's device given apart (QuantLinear keeps its tensors as buffers; ``owner``: what to
+    move when x and the weight sit on different devices)."""
     if weight.layout != LAYOUT:
         raise InvalidInputError(f"gemm: the weight is packed in layout {weight.layout!r}, but this kernel reads "
                                 f"{LAYOUT!r}; pack it again for this device with humming.core.packing.pack")
@@ -93,15 +97,58 @@ def validate_parts(x: Any, weight: PackedWeight, device: torch.device, bias: Any
     if x.device.type != "cuda":
         raise InvalidInputError(f"gemm: x is on {x.device}; the kernel runs on CUDA devices: move x with .cuda()")
     if device != x.device:
-        raise InvalidInputError(f"gemm: x is on {x.device} but the weight is on {device}; move the weight "
-                                f"with weight.to({str(x.device)!r})")
+        raise InvalidInputError(f"gemm: x is on {x.device} but the weight is on {device}; move the {owner} "
+                                f"with {owner}.to({str(x.device)!r})")
     if bias is not None and bias.device != x.device:
         raise InvalidInputError(f"gemm: bias is on {bias.device} but x is on {x.device}")
     return out
 
 
+def check_parts(p: PackedWeight, device: torch.device, data: torch.Tensor, scales: torch.Tensor | None,
+                zeros: torch.Tensor | None, chscale: torch.Tensor | None, gscale: torch.Tensor | None,
+                perm: torch.Tensor | None, where: str = "gemm") -> None:
+    """Each part as pack() makes it for ``p``'s format (dtype, shape, contiguous, on ``device``), or
+    InvalidInputError: the kernel reads the parts' bytes as those dtypes and shapes, so a part cast, reshaped or left
+    on another device would be read as something else. ``p`` gives the format and sizes (its own tensors are not
+    read: QuantLinear passes its buffers apart)."""
+    spec = p.format.scale
+    act = _TORCH.get(p.activation)
+    rows = p.k_pad // p.group if p.group else 1
+    byte_scales = spec.dtype in BYTE_SCALES
+    grouped = spec.granularity in (Granularity.GROUP, Granularity.BLOCK)
+    expected = (  # name, tensor, required, dtype, shape
+        ("data", data, True, torch.uint8, (p.k_pad // 16, p.n_pad // 64, 128 * p.bits)),
+        ("scales", scales, grouped, torch.uint8 if byte_scales else act, (rows, p.n_pad)),
+        ("zeros", zeros, p.format.zero_point is ZeroPointSpec.INT, act, (rows, p.n_pad)),
+        ("chscale", chscale, spec.granularity is Granularity.CHANNEL, torch.float32, (p.n_pad,)),
+        ("gscale", gscale, p.format.global_scale or spec.granularity is Granularity.TENSOR or p.scale_shift != 0,
+         torch.float32, (1,)),
+        ("perm", perm, p.format.act_order, torch.int64, (p.shape[1],)),
+    )
+    for name, t, required, dtype, shape in expected:
+        if t is None:
+            if required:
+                raise InvalidInputError(f"{where}: the packed weight has no {name}, which its format "
+                                        f"({p.format.describe()}) needs; pack it again with humming.core.packing.pack")
+            continue
+        if t.dtype is not dtype or tuple(t.shape) != shape:
+            raise InvalidInputError(f"{where}: the packed weight's {name} is {t.dtype} {list(t.shape)}; pack() makes "
+                                    f"{dtype} {list(shape)} for this weight (was it cast or reshaped? a packed weight "
+                                    f"moves with .to(device) only)")
+        if t.device != device:
+            raise InvalidInputError(f"{where}: the packed weight's {name} is on {t.device}, its data on {device}; "
+                                    f"move the whole weight with .to(device)")
+        if not t.is_contiguous():
+            raise InvalidInputError(f"{where}: the packed weight's {name} is not contiguous; pack() makes it "
+                                    f"contiguous (call .contiguous() on it)")
+
+
 def _check_launchable(x2: torch.Tensor) -> None:
-    """Rules that need real (not fake) tensors: alignment of the activation rows."""
+    """Rules that need real (not fake) tensors: alignment of the activation rows, a row stride the kernel's 32-bit
+    lda holds."""
+    if x2.shape[0] > 1 and x2.stride(0) >= 2**31:
+        raise InvalidInputError(f"gemm: x's row stride is {x2.stride(0)} elements; the kernel takes row strides under "
+                                "2^31: call x.contiguous()")
     if x2.data_ptr() % 16 or (x2.shape[0] > 1 and x2.stride(0) % 8):
         raise InvalidInputError(f"gemm: x must start on a 16-byte boundary with a row stride that is a multiple "
                                 f"of 8 elements (got address % 16 = {x2.data_ptr() % 16}, row stride {x2.stride(0)}); "
@@ -217,16 +264,20 @@ def launch(out: torch.Tensor, x2: torch.Tensor, data: torch.Tensor, scales: torc
 
     _check_launchable(x2)
     m = x2.shape[0]
-    if plan is not None and m != plan.problem.m:  # its grid, and a decode tile's M limit, were made for that M
-        raise InvalidInputError(f"launch: x2 has M={m} rows, the plan was made for M={plan.problem.m}; plan this "
-                                "problem (humming.ops.plan_for) or pass plan=None")
+    act, out_dt = _dtype_of(x2.dtype), _dtype_of(out.dtype)
+    if act is None or out_dt is None:  # gemm() validated them; a direct caller may not have
+        raise InvalidInputError(f"launch: x2 is {x2.dtype} and out is {out.dtype}; "
+                                f"allowed: torch.float16, torch.bfloat16")
+    problem = GemmProblem(m, n, k, fmt, act, out_dt, bias is not None)
+    if plan is not None and plan.problem != problem:  # its grid, tile and kernel were made for that problem
+        raise InvalidInputError(f"launch: the plan was made for {plan.problem.describe()}; this call is "
+                                f"{problem.describe()}; plan this problem (humming.ops.plan_for) or pass plan=None")
     device = x2.device.index if x2.device.index is not None else torch.cuda.current_device()
+    if device != torch.cuda.current_device():  # the launch goes to the current device (gemm() has entered x's)
+        with torch.cuda.device(device):
+            return launch(out, x2, data, scales, zeros, chscale, gscale, bias, fmt, n, k, plan)
     if plan is None:
-        act, out_dt = _dtype_of(x2.dtype), _dtype_of(out.dtype)
-        if act is None or out_dt is None:  # gemm() validated them; a direct caller may not have
-            raise InvalidInputError(f"launch: x2 is {x2.dtype} and out is {out.dtype}; "
-                                    f"allowed: torch.float16, torch.bfloat16")
-        plan = plan_for(GemmProblem(m, n, k, fmt, act, out_dt, bias is not None), device)
+        plan = plan_for(problem, device)
     kernel = compile_spec(plan.spec)
     tuner = _device(device)[1]
     m_tiles, n_tiles, k_pad = tuner.grid_sizes(plan)
@@ -268,6 +319,9 @@ gemm_dense_op = HummingOp(
     schema="(Tensor x, Tensor data, Tensor? scales, Tensor? zeros, Tensor? chscale, Tensor? gscale, Tensor? bias, "
            "Tensor? perm, str fmt, int n, int k, int out_code) -> Tensor",
     fake=_fake)
+# Registered now (this module is imported on the first use of humming.gemm or QuantLinear, not by `import
+# humming`): torch.compile(fullgraph=True) cannot trace the registration itself, so a first call under it would fail.
+gemm_dense_op.op()
 
 
 def output_code(out: DType) -> int:
@@ -280,7 +334,9 @@ def gemm(x: torch.Tensor, packed_weight: PackedWeight, bias: torch.Tensor | None
     """out [..., N] = x [..., K] @ W^T (+ bias), W the packed weight; f16/bf16 in, f16/bf16 out (default: x's).
 
     Usable in CUDA graphs and under torch.compile. Raises InvalidInputError before any launch for a wrong dtype,
-    device, shape, stride or a weight packed for another layout or activation dtype.
+    device, shape, stride or a weight packed for another layout or activation dtype. Scratch memory is per (device,
+    stream), a graph's that of its capture stream: graphs to be replayed concurrently need their own capture streams
+    (docs/kernels.md).
     """
     out = validate(x, packed_weight, bias, out_dtype)
     w = packed_weight

@@ -148,3 +148,23 @@ def test_a_format_that_quantizes_activations_runs_weight_only_and_says_so() -> N
     with pytest.warns(UserWarning) as seen:  # once for a model, pointing at the caller's line
         quantize_linears(nn.Sequential(nn.Linear(256, 128), nn.Linear(128, 64)), "fp8_block")
     assert len(seen) == 1 and seen[0].filename == __file__
+
+
+def test_multihead_attentions_out_proj_stays_a_float_layer() -> None:
+    # nn.MultiheadAttention reads out_proj.weight / .bias as tensors instead of calling the layer: a QuantLinear there
+    # broke the model at its first forward. quantize_linears leaves it (and says so); a checkpoint quantizing it is
+    # refused before anything changes.
+    layer = nn.TransformerEncoderLayer(256, 4, 512, batch_first=True)
+    with pytest.warns(UserWarning, match=r"self_attn.out_proj left as they are: their nn.MultiheadAttention"):
+        names = quantize_linears(layer, "gptq_int4")
+    assert names == ["linear1", "linear2"] and type(layer.self_attn.out_proj) is not QuantLinear
+    x = torch.randn(2, 8, 256)
+    layer.self_attn(x, x, x)  # reads out_proj.weight (a QuantLinear has none: AttributeError before)
+
+
+def test_a_layer_on_the_meta_device_is_refused_by_name() -> None:
+    with torch.device("meta"):
+        model = nn.Sequential(nn.Linear(256, 256))
+    with pytest.raises(InvalidInputError, match=r"0 \(256 -> 256\): QuantLinear: the layer's weight is on the meta "
+                                                r"device.*load_quantized_linears"):
+        quantize_linears(model, "gptq_int4")

@@ -106,7 +106,7 @@ def _is_pointer_like(t: type) -> bool:
 class _Packer:
     """Packs one argument-type signature into a fixed buffer whose parameter pointers are prepared."""
 
-    __slots__ = ("struct", "buffer", "pointers", "address", "convert", "kernel")
+    __slots__ = ("struct", "buffer", "pointers", "address", "convert", "kernel", "kinds")
 
     _INT = {1: "b", 2: "h", 4: "i", 8: "q"}
     _FLOAT = {2: "e", 4: "f", 8: "d"}
@@ -135,7 +135,7 @@ class _Packer:
         base = ctypes.addressof(self.buffer)
         self.pointers = (ctypes.c_void_p * max(len(slots), 1))(*[base + s.offset for s in slots])
         self.address = ctypes.addressof(self.pointers) if slots else 0
-        self.convert = tuple(convert)
+        self.convert, self.kinds = tuple(convert), tuple(kinds)
 
     def _code(self, i: int, slot: ParamSlot, t: type, kind: str | None) -> tuple[str, Callable[[Any], Any] | None]:
         where = f"kernel {self.kernel}, argument {i} ({t.__name__})"
@@ -183,15 +183,16 @@ class _Packer:
             self._pack_wrapped(values)
 
     def _pack_wrapped(self, values: list[Any]) -> None:
-        # An int slot got a value beyond the signed range: accept it when it fits unsigned (u32 sizes, masks).
+        # An int beyond the signed range fits an unsigned slot (u32 sizes, masks), not a declared signed one (s32).
         codes = [c for c in self.struct.format if c not in "<x0123456789"]
         fixed = []
         for i, (code, v) in enumerate(zip(codes, values)):
             if code in "bhiq" and isinstance(v, int):
                 bits = struct.calcsize(code) * 8
-                if not -(1 << (bits - 1)) <= v < (1 << bits):
+                signed = bool(self.kinds) and self.kinds[i][0] == "s"
+                if not -(1 << (bits - 1)) <= v < (1 << (bits - 1 if signed else bits)):
                     raise InvalidInputError(f"kernel {self.kernel}, argument {i}: {v} does not fit the "
-                                            f"{bits // 8}-byte parameter")
+                                            f"{bits // 8}-byte {'signed ' if signed else ''}parameter")
                 v = v - (1 << bits) if v >= (1 << (bits - 1)) else v
             fixed.append(v)
         try:

@@ -47,7 +47,7 @@ BLOCK_K, BLOCK_N = 16, 64
 #: K is padded to a multiple of this (the largest k-tile a dense kernel stage uses).
 K_ALIGN = 128
 _TORCH_ACT = {dtypes.f16: torch.float16, dtypes.bf16: torch.bfloat16}
-_BYTE_SCALES = (dtypes.ue8m0, dtypes.e4m3, dtypes.ue4m3)
+BYTE_SCALES = (dtypes.ue8m0, dtypes.e4m3, dtypes.ue4m3)  # scale dtypes packed as their 8-bit codes
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,6 +94,11 @@ class PackedWeight:
                    if t is not None)
 
     def to(self, device: torch.device | str) -> "PackedWeight":
+        """This weight on ``device``. A dtype is refused: the parts are codes and scales in the dtypes the kernel
+        reads (a cast would turn the codes into their values)."""
+        if isinstance(device, torch.dtype):
+            raise InvalidInputError(f"PackedWeight.to({device}): a packed weight keeps its dtypes; pass a device (for "
+                                    f"other activations pack the weight again with activation=...)")
         move = lambda t: None if t is None else t.to(device)  # noqa: E731
         return replace(self, data=self.data.to(device), scales=move(self.scales), zeros=move(self.zeros),
                        chscale=move(self.chscale), gscale=move(self.gscale), perm=move(self.perm))
@@ -329,10 +334,12 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
     scales = zeros = chscale = None
     shift = 0
     gscale = q.global_scale.to(torch.float32).reshape(1) if q.global_scale is not None else None
+    if gscale is not None:
+        _check_finite_scales(gscale, "the global scale")
     decoded = codec.decode(q.scales, spec.dtype, out_dtype=torch.float32)
     if g in (Granularity.GROUP, Granularity.BLOCK):
         cells = decoded if g is Granularity.GROUP else decoded.repeat_interleave(spec.block_shape()[0], 0)[:n]
-        if spec.dtype in _BYTE_SCALES:
+        if spec.dtype in BYTE_SCALES:
             raw = q.scales if g is Granularity.GROUP else q.scales.repeat_interleave(spec.block_shape()[0], 0)[:n]
             shift = fit_scale_codes(raw, cells, act, spec.dtype, elem)
             stored = shift_codes(raw, -shift) if shift else raw
@@ -345,8 +352,10 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
         rows = k_pad // group
         scales = permute_columns(_pad2(stored.T.contiguous(), rows, n_pad))
     elif g is Granularity.CHANNEL:
+        _check_finite_scales(decoded, "channel scales")
         chscale = _pad2(decoded.reshape(n, 1), n_pad, 1, 1.0).reshape(n_pad).contiguous()
     else:  # one scale for the tensor: folded into the global scale
+        _check_finite_scales(decoded, "the tensor scale")
         t = decoded.reshape(1)
         gscale = t if gscale is None else (gscale * t)
     if q.zeros is not None:
@@ -361,6 +370,14 @@ def pack(q: QuantizedTensor, activation: DType | str) -> PackedWeight:
     return PackedWeight(wf, act, (n, k), n_pad, k_pad, data.to(dev), scales, zeros, chscale,
                         None if gscale is None else gscale.to(dev).contiguous(), perm, group if scales is not None else 0,
                         scale_shift=shift)
+
+
+def _check_finite_scales(values: torch.Tensor, what: str) -> None:
+    """Channel, tensor and global scales go to the kernel as f32 values: refuse NaN and inf as the group scales'
+    check (scale_range) does, rather than pack them into a weight whose every output would be NaN."""
+    bad = int((~torch.isfinite(values)).sum())
+    if bad:
+        raise InvalidInputError(f"pack: {what} must be finite; {bad} value(s) are NaN or inf")
 
 
 def _times_pow2(t: torch.Tensor, e: int) -> torch.Tensor:
@@ -401,6 +418,11 @@ def unpack(p: PackedWeight, q_format: object = None) -> QuantizedTensor:
             return shift_codes(s, p.scale_shift) if p.scale_shift else s
         return _times_pow2(s, p.scale_shift).to(storage)
 
+    def as_format(values: torch.Tensor) -> torch.Tensor:
+        # channel and tensor scales, which pack keeps as f32 values: back to the format's codes (byte dtypes are
+        # encoded, exactly: pack decoded them from codes), or cast to its wider float
+        return codec.encode(values, spec.dtype) if storage is torch.uint8 else values.to(storage)
+
     g = spec.granularity
     zeros = None
     if g is Granularity.GROUP:
@@ -411,11 +433,11 @@ def unpack(p: PackedWeight, q_format: object = None) -> QuantizedTensor:
         s = unpermute_columns(_part(p, "scales", p.scales))[: -(-k // p.group), :n].T[:: spec.block_shape()[0]]
         scales = stored_scales(s)
     elif g is Granularity.CHANNEL:
-        scales = _part(p, "chscale", p.chscale)[:n].reshape(n, 1).to(storage)
+        scales = as_format(_part(p, "chscale", p.chscale)[:n].reshape(n, 1))
         if p.zeros is not None:
             zeros = unpermute_columns(p.zeros)[:1, :n].T.to(torch.uint8)
     else:
-        scales = _part(p, "gscale", p.gscale).reshape(1, 1).to(storage)
+        scales = as_format(_part(p, "gscale", p.gscale).reshape(1, 1))
     gscale = p.gscale if (wf.global_scale and g is not Granularity.TENSOR) else None
     if gscale is not None and p.scale_shift:  # the format's own global scale, without the shift pack put in it
         gscale = _times_pow2(gscale, -p.scale_shift).float()

@@ -1,7 +1,8 @@
 """Registering humming launches as torch custom ops, so torch.compile(fullgraph=True) and CUDA graphs see one node.
 
-A twin wraps its Python launcher in a ``HummingOp``; registration happens on first use (importing humming
-registers nothing)::
+A twin wraps its Python launcher in a ``HummingOp``; registration happens on first use, or when the module defining
+the op calls ``.op()`` at its import (humming.ops does: it is imported on the first use of gemm or QuantLinear;
+importing humming registers nothing)::
 
     def _fake(x: Tensor, y: Tensor, alpha: float) -> Tensor:
         return torch.empty_like(y)

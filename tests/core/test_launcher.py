@@ -127,6 +127,18 @@ def test_declared_kinds_convert_ints_to_floats_and_refuse_floats_for_ints():
         _Packer("k", slots, (FakeTensor, int, int), ("ptr", "f32", "f32"))
 
 
+def test_a_value_past_a_signed_parameters_range_is_refused_not_wrapped():
+    # An s32 parameter (every size and stride of the dense kernels) given 2^31 + 8 would read -2^31 + 8 in the
+    # kernel (an out-of-bounds access); undeclared or u32 parameters still take values up to 2^32 - 1.
+    slots = [ParamSlot(0, 0, 4), ParamSlot(1, 4, 4)]
+    with pytest.raises(InvalidInputError, match=r"argument 0: 2147483656 does not fit the 4-byte signed parameter"):
+        _Packer("k", slots, (int, int), ("s32", "u32")).pack((2**31 + 8, 1))
+    packer = _Packer("k", slots, (int, int), ("s32", "u32"))
+    packer.pack((-5, 2**32 - 1))
+    raw = unpack(packer, slots)
+    assert struct.unpack("<i", raw[0])[0] == -5 and struct.unpack("<I", raw[1])[0] == 2**32 - 1
+
+
 def test_packing_errors_say_which_argument_and_why():
     with pytest.raises(InvalidInputError, match="takes 5 parameters .sizes in bytes: 8, 4, 2, 8, 16.; got 2"):
         _Packer("k", SLOTS, (FakeTensor, int))
@@ -314,6 +326,20 @@ def test_the_toy_op_registers_once_and_gives_torch_compile_its_output_shape():
     assert out.shape == (7, 3) and out.dtype == torch.bfloat16 and out.device.type == "meta"
     with pytest.raises(NotImplementedError):
         torch.ops.humming.toy_axpy(torch.ones(3), torch.ones(3), 1.0)  # CUDA only: no CPU kernel
+
+
+def test_the_gemm_op_is_registered_when_humming_ops_is_imported_and_not_by_import_humming():
+    # torch.compile(fullgraph=True) cannot trace the registration (a lock, torch.library calls): a first gemm under
+    # it failed in a fresh process. humming.ops registers at its import (the first use of gemm or QuantLinear);
+    # `import humming` still registers nothing. Fresh interpreters, since this one may have registered already.
+    import subprocess
+    import sys
+
+    probe = ("import sys, humming; from humming.core import torch_op; a = dict(torch_op._registered); "
+             "import humming.ops; print(sorted(a), sorted(torch_op._registered))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[]", "['humming::gemm_dense']"], out.stdout
 
 
 def test_a_tensor_map_travels_as_declared_bytes_at_its_aligned_offset():

@@ -785,7 +785,7 @@ def test_a_one_token_tile_refuses_more_than_one_row() -> None:
                                  DecodeParams.of(W4), replace(wgmma_tile(2, 1, 64, 8, producer=1), one_token=1))
 
 
-def test_a_plan_launched_for_another_m_is_refused_before_anything_compiles() -> None:
+def test_a_plan_launched_for_another_problem_is_refused_before_anything_compiles() -> None:
     import torch
 
     import humming.ops as hg
@@ -793,9 +793,13 @@ def test_a_plan_launched_for_another_m_is_refused_before_anything_compiles() -> 
     fmt = presets.get("mxfp4").weight
     plan = _h200_plan(1, 256, 512, fmt)  # a one-token tile: a second row would come out unscaled
     x = torch.randn(2, 512).to(torch.bfloat16)
-    with pytest.raises(InvalidInputError, match="M=2 rows, the plan was made for M=1"):
+    with pytest.raises(InvalidInputError, match="made for dense GEMM M=1 N=256 K=512.*this call is dense GEMM M=2 "):
         hg.launch(torch.empty(2, 256, dtype=torch.bfloat16), x, torch.empty(0), None, None, None, None, None, fmt,
                   256, 512, plan)
+    # the same M with another N (or format, or dtypes) is another kernel and grid too
+    with pytest.raises(InvalidInputError, match="this call is dense GEMM M=1 N=128 K=512"):
+        hg.launch(torch.empty(1, 128, dtype=torch.bfloat16), x[:1], torch.empty(0), None, None, None, None, None, fmt,
+                  128, 512, plan)
 
 
 def _compiled_sass(spec: GemmDenseSpec, tmp_path: Path, defines: str = "") -> str:

@@ -185,3 +185,57 @@ def test_a_checkpoint_brings_its_scale_shift_and_global_scale_whatever_the_layer
         back.load_state_dict(plain.state_dict(), strict=strict)
         assert back.gscale is None and back.packed.scale_shift == 0
         assert torch.equal(packing.unpack(back.packed).scales, packing.unpack(plain.packed).scales)
+
+
+def test_a_packed_weight_cast_or_moved_in_parts_is_refused(weight: packing.PackedWeight) -> None:
+    # The kernel reads each part's bytes in the dtype and shape pack() made: a cast (PackedWeight.to(dtype) used to
+    # turn the codes into their values), a reshaped or a non-contiguous part would be read as something else.
+    from dataclasses import replace
+
+    x = x_for(weight)
+    with pytest.raises(InvalidInputError, match=r"keeps its dtypes; pass a device"):
+        weight.to(torch.bfloat16)
+    with pytest.raises(InvalidInputError, match=r"data is torch.bfloat16 .*pack\(\) makes torch.uint8"):
+        hg.gemm(x, replace(weight, data=weight.data.to(torch.bfloat16)))
+    with pytest.raises(InvalidInputError, match=r"scales is torch.float32 .*pack\(\) makes torch.bfloat16"):
+        hg.gemm(x, replace(weight, scales=weight.scales.float()))
+    with pytest.raises(InvalidInputError, match=r"zeros is torch.bfloat16 \[1, "):
+        hg.gemm(x, replace(weight, zeros=weight.zeros[:1]))
+    with pytest.raises(InvalidInputError, match="has no scales, which its format"):
+        hg.gemm(x, replace(weight, scales=None))
+    with pytest.raises(InvalidInputError, match="scales is not contiguous"):
+        hg.gemm(x, replace(weight, scales=weight.scales.T.contiguous().T))
+    with pytest.raises(InvalidInputError, match=r"scales is on meta, its data on cpu"):
+        hg.gemm(x, replace(weight, scales=weight.scales.to("meta")))
+
+
+def test_a_quant_linear_refuses_a_cast_of_its_integer_buffers() -> None:
+    # Module.type(dtype) casts every tensor, the packed codes included (by value): refused at the cast.
+    from humming.nn import QuantLinear
+
+    layer = QuantLinear.from_quantized(quantized.quantize(torch.randn(64, 128), "gptq_int4"), activation="bf16")
+    with pytest.raises(InvalidInputError, match=r"Module.type.*keeps its packed dtypes"):
+        layer.type(torch.float16)
+    assert layer.data.dtype is torch.uint8 and layer.scales.dtype is torch.bfloat16
+    layer.half()  # a floating cast leaves the packed parts alone, as before
+    assert layer.data.dtype is torch.uint8 and layer.scales.dtype is torch.bfloat16
+
+
+def test_a_quant_linear_on_another_device_says_to_move_the_layer() -> None:
+    # A QuantLinear has no .weight to move: the advice names the layer (x here a fake CUDA tensor: no GPU needed).
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    from humming.nn import QuantLinear
+
+    layer = QuantLinear.from_quantized(quantized.quantize(torch.randn(64, 128), "gptq_int4"), activation="bf16")
+    mode = FakeTensorMode()
+    x = FakeTensor(mode, torch.empty(2, 128, dtype=torch.bfloat16, device="meta"), torch.device("cuda", 0))
+    with mode, pytest.raises(InvalidInputError, match=r"weight is on cpu; move the layer with layer.to\('cuda:0'\)"):
+        layer(x)
+
+
+def test_a_row_stride_past_the_kernels_32_bit_lda_is_refused() -> None:
+    # lda is an s32 kernel parameter: a row stride of 2^31 or more would wrap (an illegal address on the GPU).
+    x = torch.empty(0, dtype=torch.bfloat16, device="meta").as_strided((2, 512), (2**31 + 8, 1))
+    with pytest.raises(InvalidInputError, match=r"row stride is 2147483656 elements; .* under 2\^31: call x.contiguous"):
+        hg._check_launchable(x)

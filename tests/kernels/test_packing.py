@@ -30,6 +30,10 @@ ROUND_TRIP = {
     "e4m3_channel": presets.get("fp8_channel_w8a16").weight,
     "e3m2_bf16_g64": _wf("e3m2", sdt="bf16", group=64),
     "e5m2_g32_ue8m0": _wf("e5m2", sdt="ue8m0", group=32),
+    # byte scales per channel and per tensor, which pack keeps as f32 values (unpack re-encodes them)
+    "e4m3_channel_e4m3": _wf("e4m3", "channel", "e4m3"),
+    "s4_channel_ue8m0": _wf("s4", "channel", "ue8m0"),
+    "s4_tensor_ue8m0": _wf("s4", "tensor", "ue8m0"),
 }
 
 
@@ -430,3 +434,19 @@ def test_shifts_stay_within_a_normal_float32_power_of_two_and_bounds_use_the_exa
     # codes that would fall under 1 after a shift become 0, as every kernel reads them
     codes = torch.tensor([[0, 3, 200]], dtype=torch.uint8)
     assert scale_range.shift_codes(codes, -5).tolist() == [[0, 0, 195]]
+
+
+def test_pack_refuses_channel_tensor_and_global_scales_that_are_not_finite() -> None:
+    # They go to the kernel as f32 values (group scales were already checked): a NaN or inf there made every output of
+    # its column, or of the whole weight, NaN without a word (e.g. a checkpoint's NaN weight_scale_2).
+    q = quantized.quantize(torch.randn(64, 128), QuantFormat(_wf("s4", "channel", "f32")))
+    bad = q.scales.clone()
+    bad[3] = float("nan")
+    with pytest.raises(InvalidInputError, match=r"channel scales must be finite; 1 value\(s\) are NaN or inf"):
+        packing.pack(replace(q, scales=bad), dtypes.f16)
+    q = quantized.quantize(torch.randn(64, 128), QuantFormat(_wf("s2", "tensor", "f32")))
+    with pytest.raises(InvalidInputError, match="the tensor scale must be finite"):
+        packing.pack(replace(q, scales=torch.full_like(q.scales, float("inf"))), dtypes.f16)
+    q = quantized.quantize(torch.randn(64, 128), "nvfp4_w4a16")
+    with pytest.raises(InvalidInputError, match="the global scale must be finite"):
+        packing.pack(replace(q, global_scale=torch.tensor(float("nan"))), dtypes.bf16)
