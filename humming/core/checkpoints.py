@@ -287,7 +287,10 @@ def from_nvfp4(weight: torch.Tensor, weight_scale: torch.Tensor, weight_scale_2:
     _need(weight, "weight", where, torch.uint8, 2)
     n, k = weight.shape[0], weight.shape[1] * 2
     scales = _codes_of_8_bit(weight_scale, "weight_scale", where)
-    if tuple(scales.shape) != (n, k // 16) or k % 16:
+    if k % 16:  # first: the shape check below would expect the very shape it was given
+        raise InvalidInputError(f"{where}: K = {k} (weight rows of {k // 2} bytes, two elements each) is not a "
+                                "multiple of NVFP4's 16-element block; allowed: K a multiple of 16")
+    if tuple(scales.shape) != (n, k // 16):
         raise InvalidInputError(f"{where}: weight_scale has shape {list(scales.shape)}; a weight of {n} x {k} "
                                 f"elements needs [{n}, {k // 16}]")
     if not isinstance(weight_scale_2, torch.Tensor) or weight_scale_2.numel() != 1:
@@ -305,7 +308,11 @@ def from_mxfp4(blocks: torch.Tensor, scales: torch.Tensor) -> QuantizedTensor:
     n = blocks.shape[0]
     data = blocks.reshape(n, -1)
     k = data.shape[1] * 2
-    if tuple(scales.shape) != (n, k // 32) or k % 32:
+    if k % 32:  # first: the shape check below would expect the very shape it was given
+        raise InvalidInputError(f"{where}: K = {k} (blocks of {k // 2} bytes a row, two elements each) is not a "
+                                "multiple of MXFP4's 32-element block; allowed: K a multiple of 32 (blocks "
+                                "[N, K / 32, 16])")
+    if tuple(scales.shape) != (n, k // 32):
         raise InvalidInputError(f"{where}: scales has shape {list(scales.shape)}; blocks of {n} x {k} elements "
                                 f"need [{n}, {k // 32}]")
     return QuantizedTensor(preset("mxfp4"), (n, k), data.contiguous(), scales.contiguous())

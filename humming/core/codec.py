@@ -6,6 +6,7 @@ Pure torch ops, no Python loop over elements, so the same code runs on CPU and C
   ``bits`` bits (two's complement for signed ints, the bit pattern for floats); f16/bf16/f32/f64 give a tensor
   of that torch dtype. Rounding is to nearest, ties to even (for exponent-only types such as ue8m0, which have
   no mantissa bit to be even, ties go to the larger value, as torch and ml_dtypes do).
+  f16/bf16 from float64 are rounded once too (``cast_rounded_once``; torch's cast goes through float32).
 - ``decode(codes, dtype)``: codes -> values (float32 by default; exact for every dtype of up to 8 bits).
 - ``pack_codes`` / ``unpack_codes``: the canonical row layout, an LSB-first bit stream per row.
 
@@ -91,13 +92,36 @@ def encode(x: torch.Tensor, dtype: DType, *, saturate: bool = False) -> torch.Te
         if saturate:
             big = dtype.max_finite
             xf = torch.where(torch.isnan(xf), xf, xf.clamp(-big, big))
-        return xf.to(_WIDE[dtype])
+        return cast_rounded_once(xf, _WIDE[dtype])
     storage_dtype(dtype)  # raises for dtypes without a code form
     if dtype.is_int:
         return _encode_int(x, dtype)
     if x.dtype in (torch.float32, torch.float16, torch.bfloat16):
         return _encode_small_float_by_table(x, dtype, saturate)
     return _encode_small_float(x, dtype, saturate)
+
+
+def cast_rounded_once(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``x`` cast to the torch float ``dtype`` with one rounding, to nearest, ties to even.
+
+    torch casts float64 to float16/bfloat16 through float32, which rounds twice (1 + 2**-11 + 2**-40 becomes 1.0
+    instead of 1 + 2**-10 in float16). Here float64 goes to float32 rounded to odd first; rounding that to nearest
+    even is then exact for any target at least two bits narrower (Boldo & Melquiond, IEEE TC 2008): float16 and
+    bfloat16 keep 11 and 8 of float32's 24 bits, and their subnormal grids are coarser than float32's too.
+    """
+    if x.dtype is not torch.float64 or dtype not in (torch.float16, torch.bfloat16):
+        return x.to(dtype)
+    return _float32_rounded_to_odd(x).to(dtype)
+
+
+def _float32_rounded_to_odd(x: torch.Tensor) -> torch.Tensor:
+    """float64 -> float32 rounded to odd: truncated toward zero, with the last bit set where that dropped anything.
+    inf, NaN and signed zeros stay; finite values beyond float32's range become its largest (an odd pattern)."""
+    y = x.to(torch.float32)  # to nearest even
+    away = y.to(torch.float64).abs() > x.abs()  # rounded up in magnitude (to inf included)
+    bits = y.view(torch.int32) - away.to(torch.int32)  # sign and magnitude: one pattern less is one step toward 0
+    inexact = (bits.view(torch.float32).to(torch.float64) != x) & ~torch.isnan(x)
+    return (bits | inexact.to(torch.int32)).view(torch.float32)
 
 
 def _encode_int(x: torch.Tensor, d: DType) -> torch.Tensor:

@@ -197,18 +197,32 @@ def _reduce(values: torch.Tensor, index: torch.Tensor, cells: int, op: str) -> t
     return out.scatter_reduce_(0, index.reshape(-1), values.reshape(-1), op, include_self=False)
 
 
-def _store_scales(s: torch.Tensor, dtype: DType, clamp: bool, where: str) -> tuple[torch.Tensor, torch.Tensor]:
-    """Round positive f32 scales to ``dtype``: (stored form, decoded float32). Out of range raises unless clamp."""
+def _store_scales(s: torch.Tensor, dtype: DType, clamp: bool, where: str,
+                  has_global: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """Round positive f32 scales to ``dtype``: (stored form, decoded float32). Out of range raises unless clamp,
+    which clamps them into [smallest, largest] of ``dtype``. ``has_global``: they are in units of a global scale."""
     lo, hi = dtype.smallest_subnormal, dtype.max_finite
     stored = codec.encode(s, dtype)
     decoded = codec.decode(stored, dtype)
-    bad = ~torch.isfinite(decoded) | (decoded == 0)
+    under = decoded == 0
+    bad = ~torch.isfinite(decoded) | under
     if bool(bad.any()):
         if not clamp:
+            span = f"(they span [{float(s.min()):.3g}, {float(s.max()):.3g}])"
+            if has_global and torch.equal(bad, under):  # all of them too small
+                # The global scale already puts the tensor's amax at the top of the range (NVFP4: 6 * 448), so
+                # another one cannot help: these cells lie more than the scale dtype's range below that amax.
+                raise InvalidInputError(
+                    f"{where}={dtype} cannot hold the scales: {int(bad.sum())} of {s.numel()} fall below its "
+                    f"smallest value {lo:.3g} {span}: the global scale maps the tensor's amax to the top of "
+                    f"{dtype}'s range, and these cells' amax lie more than that range below it; allowed: clamp=True, "
+                    f"which raises such scales to {lo:.3g} (their cells then round on that coarser grid, small "
+                    f"elements to 0), or a scale dtype with a wider range (f32)"
+                )
             raise InvalidInputError(
                 f"{where}={dtype} cannot hold the scales: {int(bad.sum())} of {s.numel()} fall outside [{lo:.3g}, {hi:.3g}] "
-                f"(they span [{float(s.min()):.3g}, {float(s.max()):.3g}]); allowed: a scale dtype with that range "
-                f"(f32), a global scale, or clamp=True to clamp them"
+                f"{span}; allowed: a scale dtype with that range (f32), "
+                f"{'' if has_global else 'a global scale, '}or clamp=True to clamp them"
             )
         stored = codec.encode(s.clamp(lo, hi), dtype)
         decoded = codec.decode(stored, dtype)
@@ -241,7 +255,7 @@ def _quantize_cells(x: torch.Tensor, elem: DType, spec: ScaleSpec, zp: ZeroPoint
             stored, s_dec = _mx_scales(unit, elem, clamp, f"{where}.dtype")
         else:
             s = torch.where(unit > 0, _div(unit, elem.max_finite), 1.0)
-            stored, s_dec = _store_scales(s, spec.dtype, clamp, f"{where}.dtype")
+            stored, s_dec = _store_scales(s, spec.dtype, clamp, f"{where}.dtype", gs is not None)
         zeros = None
     else:
         qmax = float(elem.int_max)
@@ -249,7 +263,7 @@ def _quantize_cells(x: torch.Tensor, elem: DType, spec: ScaleSpec, zp: ZeroPoint
         hi = torch.clamp(cmap.reduce(x, "amax"), min=0.0)
         span = (hi - lo) / gs if gs is not None else hi - lo
         s = torch.where(span > 0, _div(span, qmax), 1.0)
-        stored, s_dec = _store_scales(s, spec.dtype, clamp, f"{where}.dtype")
+        stored, s_dec = _store_scales(s, spec.dtype, clamp, f"{where}.dtype", gs is not None)
     eff = s_dec * gs if gs is not None else s_dec  # float32 product: the divisor the elements see
     full = cmap.expand(eff)
     if zp is ZeroPointSpec.NONE:
@@ -272,12 +286,20 @@ def _check_input(x: torch.Tensor, name: str) -> torch.Tensor:
                                 f"{type(x).__name__ if not isinstance(x, torch.Tensor) else f'{x.dtype} {list(x.shape)}'}")
     if x.shape[0] == 0 or x.shape[1] == 0:
         raise InvalidInputError(f"{name}: expected a non-empty tensor, got shape {list(x.shape)}")
-    bad = ~torch.isfinite(x)
+    xf = x.to(torch.float32)
+    # Checked after the cast: a float64 value beyond float32's range passes a check on x and then becomes inf.
+    bad = ~torch.isfinite(xf)
     if bool(bad.any()):
+        nonfinite = ~torch.isfinite(x)
+        if bool(nonfinite.any()):
+            first = [int(i) for i in torch.nonzero(nonfinite)[0]]
+            raise InvalidInputError(f"{name} holds {int(nonfinite.sum())} NaN or inf values (first at {first}: "
+                                    f"{float(x[tuple(first)])}); allowed: finite values only")
         first = [int(i) for i in torch.nonzero(bad)[0]]
-        raise InvalidInputError(f"{name} holds {int(bad.sum())} NaN or inf values (first at {first}: "
-                                f"{float(x[tuple(first)])}); allowed: finite values only")
-    return x.to(torch.float32)
+        raise InvalidInputError(f"{name} holds {int(bad.sum())} values beyond float32's range (first at {first}: "
+                                f"{float(x[tuple(first)]):.6g}); quantization computes in float32, so allowed: "
+                                f"|values| <= {torch.finfo(torch.float32).max:.6g}")
+    return xf
 
 
 def _global_scale(x: torch.Tensor, elem: DType, scale_dtype: DType) -> torch.Tensor:
@@ -287,6 +309,7 @@ def _global_scale(x: torch.Tensor, elem: DType, scale_dtype: DType) -> torch.Ten
 
 
 FormatLike = Union[QuantFormat, WeightFormat, str]
+_INDEX_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)  # g_idx: cast to int32 exactly
 
 
 def as_quant_format(fmt: FormatLike) -> QuantFormat:
@@ -306,8 +329,10 @@ def quantize(w: torch.Tensor, fmt: FormatLike, *, g_idx: torch.Tensor | None = N
     """Round-to-nearest quantization of float weights [N, K] into ``fmt``, in the canonical layout.
 
     :param g_idx: int32 [K] (act-order formats only): the group of each column; each group may hold any columns.
-    :param clamp: clamp scales that the scale dtype cannot hold instead of raising.
-    Raises InvalidInputError for NaN/inf weights, a group that does not divide K, or scales out of range.
+    :param clamp: clamp scales that the scale dtype cannot hold into its range instead of raising (a cell whose
+        scale is below the smallest value gets that value and rounds on its coarser grid).
+    Raises InvalidInputError for NaN/inf weights or ones beyond float32's range, a group that does not divide K, or
+    scales out of range.
     """
     qf = as_quant_format(fmt)
     wf = qf.weight
@@ -318,10 +343,17 @@ def quantize(w: torch.Tensor, fmt: FormatLike, *, g_idx: torch.Tensor | None = N
         raise InvalidInputError(f"quantize: g_idx is {'required' if wf.act_order else 'not taken'} by this format "
                                 f"(act_order={wf.act_order})")
     if g_idx is not None:
-        g_idx = g_idx.to(device=x.device, dtype=torch.int32)
+        if not isinstance(g_idx, torch.Tensor) or g_idx.dtype not in _INDEX_DTYPES:
+            got = g_idx.dtype if isinstance(g_idx, torch.Tensor) else type(g_idx).__name__
+            raise InvalidInputError(f"quantize: g_idx is {got}; expected an integer tensor (torch.int32 [{k}], the "
+                                    "group of each column), since a cast would truncate other values")
         groups = wf.scale.shape(n, k)[1]
-        if tuple(g_idx.shape) != (k,) or int(g_idx.min()) < 0 or int(g_idx.max()) >= groups:
+        if tuple(g_idx.shape) != (k,):
             raise InvalidInputError(f"quantize: g_idx must be [{k}] with groups in [0, {groups}), got {list(g_idx.shape)}")
+        lo, hi = int(g_idx.min()), int(g_idx.max())  # before the int32 cast, which would wrap int64 values
+        if lo < 0 or hi >= groups:
+            raise InvalidInputError(f"quantize: g_idx must be [{k}] with groups in [0, {groups}), got [{lo}, {hi}]")
+        g_idx = g_idx.to(device=x.device, dtype=torch.int32)
     gs = _global_scale(x, wf.dtype, wf.scale.dtype) if wf.global_scale else None
     cmap = CellMap(wf.scale, n, k, g_idx, x.device)
     codes, scales, zeros = _quantize_cells(x, wf.dtype, wf.scale, wf.zero_point, cmap, gs, clamp, "weight.scale")
@@ -336,6 +368,7 @@ def quantize_activation(x: torch.Tensor, fmt: ActivationFormat | QuantFormat, *,
     (STATIC) saturates what lies beyond it, by that format's definition. ``global_scale`` (formats with one)
     defaults to the dynamic amax / (elem_max * scale_max); a given (calibrated) one may be too small for new
     input, and then the block scales saturate at the scale dtype's largest value, as a static scale does.
+    ``clamp`` is quantize's: e.g. NVFP4 blocks far below an outlier's amax, whose e4m3 scales would round to 0.
     """
     af = fmt.activation if isinstance(fmt, QuantFormat) else fmt
     if not isinstance(af, ActivationFormat) or not af.is_quantized:
@@ -395,4 +428,4 @@ def dequantize(q: QuantizedTensor | QuantizedActivation, dtype: torch.dtype = to
     v = v * cmap.expand(codec.decode(q.scales, spec.dtype, out_dtype=torch.float64))
     if q.global_scale is not None:
         v = v * q.global_scale.to(torch.float64)
-    return v.to(dtype)
+    return codec.cast_rounded_once(v, dtype)  # float64 -> 16 bits: torch's cast would round twice

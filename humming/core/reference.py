@@ -17,8 +17,11 @@ from humming.errors import InvalidInputError
 
 
 def reference_operands(x: torch.Tensor, qweight: QuantizedTensor, *, input_scale: torch.Tensor | float | None = None,
-                       input_global_scale: torch.Tensor | float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """(x, W) as the GEMM sees them, float64: x [M, K] quantized by the activation format (if any), W [N, K]."""
+                       input_global_scale: torch.Tensor | float | None = None,
+                       clamp: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """(x, W) as the GEMM sees them, float64: x [M, K] quantized by the activation format (if any), W [N, K].
+
+    ``clamp`` goes to quantize_activation (e.g. NVFP4 blocks far below an outlier, whose scales underflow)."""
     if not isinstance(qweight, QuantizedTensor):
         raise InvalidInputError(f"reference: qweight must be a QuantizedTensor, got {type(qweight).__name__}")
     n, k = qweight.shape
@@ -27,7 +30,7 @@ def reference_operands(x: torch.Tensor, qweight: QuantizedTensor, *, input_scale
         raise InvalidInputError(f"reference: x must be a floating-point [M, {k}] tensor (K of the weight), got {got}")
     act = qweight.format.activation
     if act.is_quantized:
-        xq = quantize_activation(x, act, scale=input_scale, global_scale=input_global_scale)
+        xq = quantize_activation(x, act, scale=input_scale, global_scale=input_global_scale, clamp=clamp)
         xd = dequantize(xq, torch.float64)
     else:
         if input_scale is not None or input_global_scale is not None:
@@ -38,13 +41,15 @@ def reference_operands(x: torch.Tensor, qweight: QuantizedTensor, *, input_scale
 
 def reference_gemm(x: torch.Tensor, qweight: QuantizedTensor, bias: torch.Tensor | None = None, *,
                    input_scale: torch.Tensor | float | None = None,
-                   input_global_scale: torch.Tensor | float | None = None) -> torch.Tensor:
+                   input_global_scale: torch.Tensor | float | None = None, clamp: bool = False) -> torch.Tensor:
     """out[m, n] = sum_k x'[m, k] * W[n, k] + bias[n], float64 [M, N].
 
     x' is x itself for 16-bit activation formats, else x quantized and dequantized by the activation format
-    (``input_scale``: the static scale; ``input_global_scale``: NVFP4's, dynamic when not given).
+    (``input_scale``: the static scale; ``input_global_scale``: NVFP4's, dynamic when not given; ``clamp``:
+    quantize_activation's, for activation scales out of the scale dtype's range).
     """
-    xd, wd = reference_operands(x, qweight, input_scale=input_scale, input_global_scale=input_global_scale)
+    xd, wd = reference_operands(x, qweight, input_scale=input_scale, input_global_scale=input_global_scale,
+                                clamp=clamp)
     return reference_product(xd, wd, bias)
 
 

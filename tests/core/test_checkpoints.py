@@ -304,3 +304,13 @@ def test_review_findings_on_fp8_shapes_unpacked_zero_points_and_n() -> None:
     with pytest.raises(InvalidInputError, match=r"N=48 zero points of 3 bits do not fill whole int32 words"):
         checkpoints.from_gptq(torch.zeros(3, 48, dtype=torch.int32), torch.zeros(1, 4, dtype=torch.int32),
                               torch.ones(1, 48, dtype=torch.float16), bits=3)
+
+
+def test_a_k_that_is_not_a_multiple_of_the_block_is_named_as_such() -> None:
+    # the shape message alone read "has shape [4, 1]; ... needs [4, 1]"
+    with pytest.raises(InvalidInputError, match="from_nvfp4: K = 24 .* is not a multiple of NVFP4's 16-element block"):
+        checkpoints.from_nvfp4(torch.zeros(4, 12, dtype=torch.uint8), torch.zeros(4, 1, dtype=torch.uint8), torch.tensor(1.0))
+    with pytest.raises(InvalidInputError, match="from_mxfp4: K = 48 .* is not a multiple of MXFP4's 32-element block"):
+        checkpoints.from_mxfp4(torch.zeros(4, 24, dtype=torch.uint8), torch.zeros(4, 1, dtype=torch.uint8))
+    with pytest.raises(InvalidInputError, match=r"weight_scale has shape \[4, 1\]; a weight of 4 x 32 elements needs \[4, 2\]"):
+        checkpoints.from_nvfp4(torch.zeros(4, 16, dtype=torch.uint8), torch.zeros(4, 1, dtype=torch.uint8), torch.tensor(1.0))

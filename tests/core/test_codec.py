@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -194,9 +197,11 @@ def test_overflow_follows_the_format_unless_saturating() -> None:
 
 
 def test_sixteen_and_thirty_two_bit_floats_are_torch_casts() -> None:
-    x = torch.randn(1000, dtype=torch.float64) * 1e3
+    # torch casts once from float32 (float64 -> 16 bits rounds twice in torch: the test below)
+    x = torch.randn(1000, generator=torch.Generator().manual_seed(0)) * 1e3
     for d, t in ((dtypes.f16, torch.float16), (dtypes.bf16, torch.bfloat16), (dtypes.f32, torch.float32)):
         assert torch.equal(codec.encode(x, d), x.to(t))
+        assert torch.equal(codec.encode(x.double(), d), x.to(t))  # float32 values: one rounding either way
         assert torch.equal(codec.decode(x.to(t), d), x.to(t).float())
     assert float(codec.encode(torch.tensor([1e6]), dtypes.f16, saturate=True)) == 65504.0
 
@@ -284,3 +289,46 @@ def test_the_table_search_encodes_as_the_float64_arithmetic(d: DType) -> None:
         assert differ.numel() == 0, f"{d} saturate={saturate}: {x[differ[:5]].tolist()} -> {fast[differ[:5]].tolist()}" \
             f" against {exact[differ[:5]].tolist()}"
     assert torch.equal(codec.encode(x.to(torch.float64), d), codec.encode(x, d))
+
+
+def _nearest_even_exactly(v: float, mantissa_bits: int, emin: int, max_finite: float) -> float:
+    """float64 ``v`` rounded once to a binary float (``mantissa_bits`` fraction bits, smallest normal 2**emin,
+    subnormals below it), ties to even, in exact rational arithmetic; inf beyond the rounding of max_finite."""
+    if not math.isfinite(v) or v == 0:
+        return v
+    a = abs(Fraction(v))
+    e = max(math.frexp(abs(v))[1] - 1, emin)  # the binade of v, or the subnormal grid
+    step = Fraction(2) ** (e - mantissa_bits)
+    r = round(a / step) * step  # Fraction.__round__: half to even
+    return math.copysign(math.inf if r > max_finite else float(r), v)
+
+
+@pytest.mark.parametrize("d, t, mantissa_bits, emin", [(dtypes.f16, torch.float16, 10, -14),
+                                                        (dtypes.bf16, torch.bfloat16, 7, -126)], ids=str)
+def test_float64_rounds_once_to_16_bits_not_twice_through_float32(d: DType, t: torch.dtype, mantissa_bits: int,
+                                                                  emin: int) -> None:
+    # Every midpoint between neighbouring 16-bit values (subnormals, the overflow threshold), one float64 ulp
+    # either side of it and 2**-40 relatively off it: through float32 the off-midpoint ones fall onto the midpoint
+    # and tie to even. Checked against exact rational arithmetic.
+    every = torch.arange(0, 0x7C00 if t is torch.float16 else 0x7F80, dtype=torch.int16).view(t).double()
+    # the step past the largest, so that the last midpoint is the overflow threshold
+    every = torch.cat([every, torch.tensor([d.max_finite * 2], dtype=torch.float64)])
+    mids = (every[1:] + every[:-1]) / 2
+    up, down = torch.full_like(mids, math.inf), torch.full_like(mids, -math.inf)
+    x = torch.cat([every[:-1], mids, torch.nextafter(mids, up), torch.nextafter(mids, down),
+                   mids * (1 + 2.0**-40), mids * (1 - 2.0**-40),
+                   torch.tensor([1e39, 1e300, 5e-324, 1e-300, 2.0**-150, 0.0, math.inf], dtype=torch.float64)])
+    x = torch.cat([x, -x])
+    x = x[torch.randperm(x.numel(), generator=torch.Generator().manual_seed(0))[:60000]]  # a few seconds of Fractions
+    x = torch.cat([x, torch.tensor([1 + 2.0**-(mantissa_bits + 1) + 2.0**-40, 1 + 2.0**-(mantissa_bits + 1) - 2.0**-40],
+                                dtype=torch.float64)])
+    got = codec.encode(x, d).double()
+    expect = torch.tensor([_nearest_even_exactly(v, mantissa_bits, emin, d.max_finite) for v in x.tolist()], dtype=torch.float64)
+    assert torch.equal(got, expect) and torch.equal(torch.signbit(got), torch.signbit(expect))
+    if t is torch.float16:  # numpy casts float64 -> float16 directly: a second, independent oracle
+        with np.errstate(over="ignore"):  # 1e39 and the like: inf, as expected
+            np.testing.assert_array_equal(expect.numpy().astype(np.float16), x.numpy().astype(np.float16))
+    assert got[-2] == 1 + 2.0**-mantissa_bits and got[-1] == 1.0  # torch's x.to(t) gives 1.0 for both
+    assert torch.isnan(codec.encode(torch.tensor([math.nan], dtype=torch.float64), d)).all()
+    big = torch.tensor([1e39, -1e300, d.max_finite * (1 + 2.0**-30)], dtype=torch.float64)
+    assert codec.encode(big, d, saturate=True).double().tolist() == [d.max_finite, -d.max_finite, d.max_finite]

@@ -257,3 +257,73 @@ def test_cells_by_runs_reduce_and_broadcast_as_the_per_element_index(name: str) 
     values = torch.randn(runs.rows * runs.cols, dtype=torch.float64)
     assert torch.equal(runs.expand(values), index.expand(values))
     assert torch.equal(runs.reduce(x, "amin"), index.reduce(x, "amin"))
+
+
+def test_float64_values_beyond_float32s_range_are_refused_not_turned_into_inf() -> None:
+    # quantization computes in float32: 1e39 would become inf after a finiteness check on the float64 input, and
+    # mxfp4 would then corrupt the whole block silently
+    w = torch.randn(2, 128, dtype=torch.float64)
+    w[0, 3] = 1e39
+    for name in ("mxfp4", "nvfp4_w4a16", "gptq_int4"):
+        with pytest.raises(InvalidInputError, match=r"w holds 1 values beyond float32's range \(first at \[0, 3\]: 1e\+39\)"):
+            quantize(w, name)
+    with pytest.raises(InvalidInputError, match=r"x holds 1 values beyond float32's range .*allowed: \|values\| <= 3.4"):
+        quantize_activation(w, presets.get("nvfp4"))
+    w[0, 3] = 3.0e38  # inside float32's range: accepted
+    assert torch.isfinite(dequantize(quantize(w, "fp8_channel_w8a16"))).all()
+
+
+def test_a_floating_point_or_wrapping_g_idx_is_refused_not_truncated() -> None:
+    w = torch.randn(4, 256)
+    g = (torch.arange(256) // 128).int()
+    with pytest.raises(InvalidInputError, match=r"g_idx is torch.float32; expected an integer tensor"):
+        quantize(w, "gptq_int4_act_order", g_idx=g.float() * 0.9)  # 0.9 would have become group 0
+    with pytest.raises(InvalidInputError, match=r"g_idx is torch.bool; expected an integer tensor"):
+        quantize(w, "gptq_int4_act_order", g_idx=g.bool())
+    with pytest.raises(InvalidInputError, match=r"groups in \[0, 2\), got \[0, 4294967297\]"):
+        quantize(w, "gptq_int4_act_order", g_idx=g.long() + (g.long() << 32))  # would wrap to g under int32
+    q = quantize(w, "gptq_int4_act_order", g_idx=g.to(torch.int16))  # any integer dtype, stored as int32
+    assert q.g_idx is not None and q.g_idx.dtype is torch.int32 and torch.equal(q.g_idx, g)
+
+
+def test_nvfp4_blocks_far_below_the_amax_offer_clamp_not_a_global_scale_the_format_has() -> None:
+    # The global scale puts the tensor's amax at 6 * 448; a 16-element block more than ~2**-10 / 448 below it needs
+    # an e4m3 scale under 2**-10, which rounds to 0. clamp=True raises it to 2**-9 (e4m3's smallest value).
+    w = torch.randn(4, 64, generator=torch.Generator().manual_seed(12))
+    w[1, 16:32] = torch.randn(16, generator=torch.Generator().manual_seed(13)) * 1e-7
+    for call in (lambda c: quantize(w, "nvfp4_w4a16", clamp=c), lambda c: quantize_activation(w, presets.get("nvfp4"), clamp=c)):
+        with pytest.raises(InvalidInputError, match=r"1 of 16 fall below its smallest value 0.00195") as info:
+            call(False)
+        message = str(info.value)
+        assert "global scale maps" in message and "clamp=True, which raises such scales to 0.00195" in message
+        assert "a global scale," not in message and "or a global scale" not in message
+        q = call(True)
+        assert int(q.scales[1, 1]) == 0x01  # e4m3 code 1: 2**-9
+        assert float((dequantize(q) - w)[1, 16:32].abs().max()) <= 0.25 * 2.0**-9 * float(q.global_scale)
+    # formats without a global scale still hear of one
+    with pytest.raises(InvalidInputError, match="a global scale, or clamp=True"):
+        quantize(torch.randn(4, 64) * 1e-7, WeightFormat(dtypes.e4m3, ScaleSpec(Granularity.CHANNEL, dtypes.e4m3)))
+
+
+def _round_float64_to(x: np.ndarray, mantissa_bits: int) -> np.ndarray:
+    """x (normal float64 values whose result is normal too) rounded once to ``mantissa_bits`` fraction bits, ties to
+    even, by integer arithmetic on the bit pattern: an oracle that never passes through float32."""
+    shift = 52 - mantissa_bits
+    bits = x.view(np.int64)
+    bits = (bits + (1 << (shift - 1)) - 1 + ((bits >> shift) & 1)) >> shift << shift
+    return bits.view(np.float64)
+
+
+def test_dequantize_to_16_bits_rounds_the_float64_value_once() -> None:
+    # A code times an f32 scale has up to 28 significant bits; cast through float32 it was rounded twice. These
+    # scales put 1.125 * s and 1.625 * s a few float32 ulps above or below the f16 / bf16 midpoints 1 + 2**-11 and
+    # 1 + 2**-8 (e.g. 1.125 * 0.88932294 = 1.000488303..., which is 1.0009765625 in f16, but 1.0 through float32).
+    words = [1063496362, 1063496363, 1058905482, 1063547335, 1063547336, 1058940770, 1058940771]
+    scales = torch.tensor(words, dtype=torch.int32).view(torch.float32).reshape(-1, 1)
+    values = torch.tensor([1.125, 1.625, -1.125, -1.625, 0.5, 3.0, -448.0, 2.0**-9])
+    codes = codec.encode(values.repeat(len(words), 1), dtypes.e4m3)
+    q = QuantizedTensor(presets.get("fp8_channel_w8a16"), tuple(codes.shape), codes, scales)
+    exact = dequantize(q, torch.float64).numpy()
+    np.testing.assert_array_equal(dequantize(q, torch.float16).numpy(), exact.astype(np.float16))  # numpy: direct
+    np.testing.assert_array_equal(dequantize(q, torch.bfloat16).double().numpy(), _round_float64_to(exact, 7))
+    assert (dequantize(q, torch.float16).double().numpy() != exact.astype(np.float32).astype(np.float16)).any()

@@ -241,3 +241,17 @@ def test_sums_that_carry_the_zero_are_judged_with_it_and_a_wrong_zero_still_fail
         tolerances.check(_zero_on_sums_kernel(x, q, taken=135), ref, xd, wd, tol, carried=carried)
     with pytest.raises(InvalidInputError, match="carried must be shaped like w"):
         tolerances.check(out, ref, xd, wd, tol, carried=carried[:, :64])
+
+
+def test_clamp_reaches_the_activation_quantization_of_inputs_with_outliers() -> None:
+    # One outlier ("massive activation") puts the NVFP4 global scale so high that the ordinary 16-element blocks
+    # need e4m3 scales below its smallest value: refused by default, built with clamp=True as quantize_activation does.
+    q = _quantized("nvfp4", 16, 256)
+    x = torch.randn(4, 256, generator=_gen(21)) * 1e-3
+    x[0, 7] = 3000.0
+    with pytest.raises(InvalidInputError, match="clamp=True"):
+        reference_gemm(x, q)
+    xd, wd = reference_operands(x, q, clamp=True)
+    assert torch.equal(xd, dequantize(quantize_activation(x, q.format.activation, clamp=True), torch.float64))
+    torch.testing.assert_close(reference_gemm(x, q, clamp=True), xd @ wd.T, rtol=0, atol=0)
+    assert float((xd - x.double()).norm() / x.double().norm()) < 1e-4
