@@ -21,6 +21,7 @@
 #include <humming/arch/types.cuh>
 #include <humming/dequant/codes.cuh>
 #include <humming/dequant/group_terms.cuh>
+#include <humming/dequant/pairs.cuh>
 #include <humming/dequant/route.cuh>
 #include <humming/dequant/scales.cuh>
 #include <humming/dequant/values.cuh>
@@ -220,11 +221,8 @@ struct GemmDense {
   // ---- one stage of MMAs for this warp ------------------------------------------------------------------
   using Zero = dequant::ZeroTerms<Act, FN>;
 
-  static HM_DEVICE constexpr bool is_f16() { return Route::kF16; }
   static constexpr bool kAccScale = Route::kAccScale, kFixOnActivations = Route::kFixOnActivations;
-  static constexpr bool kFixInDequant = Route::kFixInDequant, kZeroOnSums = Route::kZeroOnSums;
-  static constexpr bool kGroupColumns = Route::kGroupColumns;
-  static constexpr bool kS8Direct = Route::kS8Direct, kE2m1 = Route::kE2m1;
+  static constexpr bool kZeroOnSums = Route::kZeroOnSums, kGroupColumns = Route::kGroupColumns;
   static constexpr int kActShift = Route::kActShift, kPartSteps = Route::kPartSteps;
   // A warp's group scales and zero points, and the scales on partial sums (dequant/group_terms.cuh).
   using Terms = dequant::GroupTerms<Cfg, Stage, FN, NB, kAccScale>;
@@ -277,7 +275,7 @@ struct GemmDense {
         u32 w[B];
         memory::load_block_words<B>(w, sW + (ks * (BN / 64) + wn * FN + fn) * Stage::kBlockBytes, lane);
         u32 b[8][2];
-        dequant_pairs<0>(w, b, scale[fn], zero, masks, fn);
+        dequant::BlockPairs<Cfg>::template run<0>(w, b, scale[fn], zero, masks, fn);
 #if HM_ABLATE == 1 || HM_ABLATE == 3
 #pragma unroll
         for (int j = 0; j < 8; ++j)
@@ -304,50 +302,6 @@ struct GemmDense {
     } else if constexpr (kAccScale) {
       if constexpr (kZeroOnSums) Terms::take_zero_offset(part, asum);
       Terms::apply(acc, part, scale);
-    }
-  }
-
-  // Pair P of the sixteen operand pairs (eight B fragments) of one block, then the rest up to END
-  // (HM_ABLATE 2 and 3: the raw code words instead, for every kernel's dequantisation).
-  template <int P, int END = 16>
-  static HM_DEVICE void dequant_pairs(const u32 (&w)[Cfg::kWBits], u32 (&b)[8][2], const u32 (&scale)[8],
-                                      const Zero& z, const dequant::Masks& masks, int fn) {
-    if constexpr (P < END) {
-      constexpr int B = Cfg::kWBits;
-      constexpr int j = P / 2;
-      const Act act{};
-      u32 v;
-#if HM_ABLATE == 2 || HM_ABLATE == 3
-      v = w[(j + P % 2) % B];
-#else
-      if constexpr (Cfg::kWKind == kWeightInt) {
-        if constexpr (B == 4 && kZeroOnSums) {
-          v = dequant::int4_magic_pair<P>(w, masks);
-        } else if constexpr (B == 4 && is_f16()) {
-          v = dequant::int4_f16_pair<P>(w, masks, z.lo[fn][j], z.hi[fn][j]);
-        } else if constexpr (B == 4) {
-          v = dequant::int4_pair<P>(act, w, masks, z.lo[fn][j]);
-        } else if constexpr (B == 8 && is_f16()) {
-          v = dequant::int8_f16_pair<P>(w, masks, z.lo[fn][j]);
-        } else if constexpr (kS8Direct) {
-          v = dequant::s8_bf16_pair<P>(w, masks);
-        } else if constexpr (B == 8 && !is_f16()) {
-          v = dequant::int8_bf16_pair<P>(w, z.f[fn][j]);
-        } else {
-          v = dequant::int_pair<B, P>(act, w, masks, z.lo[fn][j]);
-        }
-      } else {
-        if constexpr (kE2m1)
-          v = dequant::e2m1_pair<P>(act, w);
-        else
-          v = dequant::float_pair_unfixed<B, Cfg::kWE, Cfg::kWM, P>(act, w);
-        if constexpr (kFixInDequant && Cfg::kWBias != ActTraits<Act>::bias)
-          v = arch::mul2(act, v, dequant::float_fix(act, Cfg::kWBias));
-      }
-      if constexpr (Cfg::kSMode == kScaleGroup && !kAccScale) v = arch::mul2(act, v, scale[j]);
-#endif
-      b[j][P % 2] = v;
-      dequant_pairs<P + 1, END>(w, b, scale, z, masks, fn);
     }
   }
 

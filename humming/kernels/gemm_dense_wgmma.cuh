@@ -117,7 +117,7 @@ struct WgmmaWideTmaConfig : WgmmaWideConfig<Base> {
 };
 
 // HM_ABLATE (gemm_dense.cuh; timing experiments only, wrong values): 1 and 3 drop the MMAs (their operands are
-// still consumed); 2 and 3 take the raw code words in GemmDense::dequant_pairs.
+// still consumed); 2 and 3 take the raw code words in dequant::BlockPairs (dequant/pairs.cuh).
 template <int TOK, class Act>
 HM_DEVICE void wgmma_or_consume(Act act, float (&d)[TOK / 2], const u32 (&a)[4], u64 desc) {
 #if HM_ABLATE == 1 || HM_ABLATE == 3
@@ -201,7 +201,7 @@ struct GemmDenseWgmma {
         }
         if constexpr (Preload::kMode == 0) load_step(ks);
         u32 b[8][2];
-        Dense::template dequant_pairs<0>(words[Preload::slot(ks)], b, scale[0], zero, masks, 0);
+        dequant::BlockPairs<Cfg>::template run<0>(words[Preload::slot(ks)], b, scale[0], zero, masks, 0);
         const u64 desc = arch::wgmma_desc_sw128(sA + ks * 32);  // 16 elements along K = 32 bytes
         arch::wgmma_fence();  // the A registers were just written by ordinary instructions
 #pragma unroll
@@ -324,7 +324,8 @@ struct GemmDenseWgmmaWide {
             }
           }
           u32 b[8][2];
-          Dense::template dequant_pairs<0, 4>(words[Preload::slot(ks)][fn], b, scale[fn], zero, masks, fn);  // pairs 0..3: fragment `frag`
+          // pairs 0..3: fragment `frag`
+          dequant::BlockPairs<Cfg>::template run<0, 4>(words[Preload::slot(ks)][fn], b, scale[fn], zero, masks, fn);
           wa[fn][0] = b[0][0], wa[fn][1] = b[1][0], wa[fn][2] = b[0][1], wa[fn][3] = b[1][1];
         }
         arch::wgmma_fence();
