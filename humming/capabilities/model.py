@@ -7,7 +7,10 @@ Nothing here knows a vendor. Plugins build these values; the rest of humming onl
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import types
+import typing
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -294,7 +297,12 @@ def check_capabilities(caps: DeviceCapabilities) -> list[str]:
 
     Used at plugin registration and by the conformance ``declare`` level. Each entry names the field.
     """
-    problems: list[str] = []
+    if not isinstance(caps, DeviceCapabilities):
+        return [f"expected DeviceCapabilities, got {type(caps).__name__} {caps!r:.80}"]
+    # A plugin's table is data from outside humming: check the types first, as the rules below read the fields.
+    problems = _type_problems(caps)
+    if problems:
+        return problems
     t = caps.target
     if not t.vendor or not t.arch:
         problems.append("target: vendor and arch must be non-empty")
@@ -333,3 +341,70 @@ def check_capabilities(caps: DeviceCapabilities) -> list[str]:
         problems.append("preview: a preview target must list its unknown facts in 'unknown'")
     return problems
 
+
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def _wrong_type(where: str, value: object, kinds: tuple[type, ...]) -> list[str]:
+    """One problem when ``value`` is none of ``kinds`` (a bool is no int here; an int is a float)."""
+    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+    if ok or (float in kinds and isinstance(value, int) and not isinstance(value, bool)):
+        return []
+    want = " or ".join("None" if k is type(None) else k.__name__ for k in kinds)
+    return [f"{where}: expected {want}, got {type(value).__name__} {value!r:.60}"]
+
+
+def _fields_problems(where: str, value: object, cls: type) -> list[str]:
+    """``value`` must be a ``cls``; a dataclass's fields of plain scalar types (``int | None``) are checked too."""
+    problems = _wrong_type(where, value, (cls,))
+    if problems or not dataclasses.is_dataclass(cls):
+        return problems
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        hint = hints[f.name]
+        union = isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union
+        kinds = typing.get_args(hint) if union else (hint,)
+        if all(k in _SCALARS for k in kinds):
+            problems += _wrong_type(f"{where}.{f.name}", getattr(value, f.name), kinds)
+    return problems
+
+
+def _tuple_problems(where: str, value: object, cls: type) -> list[str]:
+    """``value`` must be a tuple (the dataclass is frozen and hashed) whose items are each a ``cls``."""
+    if not isinstance(value, tuple):
+        return [f"{where}: expected a tuple of {cls.__name__}, got {type(value).__name__} {value!r:.60}"]
+    return [p for n, item in enumerate(value) for p in _fields_problems(f"{where}[{n}]", item, cls)]
+
+
+def _type_problems(caps: DeviceCapabilities) -> list[str]:
+    """Fields of the wrong type, each named with the type it needs (``mma[0]: expected MmaInstruction, got str``)."""
+    problems = _fields_problems("target", caps.target, Target) + _wrong_type("name", caps.name, (str,))
+    problems += _fields_problems("memory", caps.memory, MemoryFeatures)
+    problems += _fields_problems("limits", caps.limits, ExecutionLimits)
+    problems += _tuple_problems("mma", caps.mma, MmaInstruction)
+    for n, i in enumerate(caps.mma if isinstance(caps.mma, tuple) else ()):
+        if not isinstance(i, MmaInstruction):
+            continue
+        where = f"mma[{n}]"
+        problems += _fields_problems(f"{where}.family", i.family, MmaFamily)
+        for operand in ("a", "b", "acc"):
+            problems += _wrong_type(f"{where}.{operand}", getattr(i, operand), (DType,))
+        if not (isinstance(i.shape, tuple) and len(i.shape) == 3 and not _tuple_problems("", i.shape, int)):
+            problems.append(f"{where}.shape: expected a tuple of three ints (m, n, k), got {i.shape!r:.60}")
+        if i.block_scale is not None:
+            problems += _fields_problems(f"{where}.block_scale", i.block_scale, BlockScale)
+            if isinstance(i.block_scale, BlockScale):
+                problems += _wrong_type(f"{where}.block_scale.scale", i.block_scale.scale, (DType,))
+        problems += _tuple_problems(f"{where}.n_values", i.n_values, int)
+    problems += _tuple_problems("hidden_formats", caps.hidden_formats, HiddenFormat)
+    for n, h in enumerate(caps.hidden_formats if isinstance(caps.hidden_formats, tuple) else ()):
+        if isinstance(h, HiddenFormat):
+            problems += _wrong_type(f"hidden_formats[{n}].dtype", h.dtype, (DType,))
+    problems += _tuple_problems("skus", caps.skus, SkuFacts)
+    for n, s in enumerate(caps.skus if isinstance(caps.skus, tuple) else ()):
+        if isinstance(s, SkuFacts):
+            problems += _tuple_problems(f"skus[{n}].match_names", s.match_names, str)
+    for name in ("notes", "unknown"):
+        problems += _tuple_problems(name, getattr(caps, name), str)
+    problems += _wrong_type("preview", caps.preview, (bool,))
+    return problems

@@ -6,7 +6,11 @@ import argparse
 import json
 
 from humming.capabilities.explain import CATALOG_HEADER, catalog_rows, mma_summary, table
+from humming.devices.device import RawDevice
 from humming.devices.manager import DeviceManager, get_manager
+from humming.errors import HummingError
+
+PRESENT = CATALOG_HEADER.index("present")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,11 +20,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def catalog_json(manager: DeviceManager) -> list[dict]:
-    present = {d.target.arch for d in manager.devices()}
+def _present(manager: DeviceManager) -> tuple[set[tuple[str, str]] | None, HummingError | None]:
+    """The (vendor, arch) of every claimed device; None (and the error) when the claims could not be decided.
+
+    Keyed by vendor too: two vendors may declare the same arch name (``vx:sm_90a`` beside ``nvidia:sm_90a``).
+    """
+    try:
+        return {(d.target.vendor, d.target.arch) for d in manager.devices()}, None
+    except HummingError as exc:  # strict mode: the catalog does not depend on claims, so it is listed first
+        return None, exc
+
+
+def catalog_json(manager: DeviceManager, present: set[tuple[str, str]] | None) -> list[dict]:
     out = []
     for caps in manager.catalog():
         body = caps.to_json()
+        key = (caps.target.vendor, caps.target.arch)
         out.append({
             "id": f"{caps.target.vendor}:{caps.target.arch}",
             "name": caps.name,
@@ -28,7 +43,7 @@ def catalog_json(manager: DeviceManager) -> list[dict]:
             "plugin": manager.plugin_of(caps.target),
             "arch": caps.target.arch,
             "family": caps.target.family,
-            "present": caps.target.arch in present,
+            "present": None if present is None else key in present,  # None: claims could not be decided
             "preview": caps.preview,
             "mma": body["mma"],
             "features": body["features"],
@@ -40,31 +55,71 @@ def catalog_json(manager: DeviceManager) -> list[dict]:
     return out
 
 
+def unclaimed_json(raw: RawDevice, reason: str) -> dict:
+    """A present device no plugin claims, in the shape of Device.to_json where the fields exist."""
+    return {"id": f"unclaimed:{raw.index}", "index": raw.index, "name": raw.name, "vendor": None, "plugin": None,
+            "arch": None, "present": True, "claimed": False, "reason": reason, "api": raw.api,
+            "compute_capability": None if raw.compute_capability is None else list(raw.compute_capability),
+            "attributes": dict(raw.attributes)}
+
+
+def _catalog_table(manager: DeviceManager, present: set[tuple[str, str]] | None) -> str:
+    rows = []
+    for caps in manager.catalog():
+        # One row at a time, so that plugin and presence are looked up by (vendor, arch), not by arch alone.
+        (row,) = catalog_rows([caps], {caps.target.arch: manager.plugin_of(caps.target)},
+                              {caps.target.arch} if present and (caps.target.vendor, caps.target.arch) in present
+                              else set())
+        if present is None:
+            row[PRESENT] = "?"
+        rows.append(row)
+    return table(rows, CATALOG_HEADER)
+
+
 def run(args: argparse.Namespace, manager: DeviceManager | None = None) -> int:
     manager = manager or get_manager()
-    devices = manager.devices()
-    statuses = manager.statuses()
-    if args.json:
-        data = catalog_json(manager) if args.all else [d.to_json() for d in devices]
-        print(json.dumps(data, indent=2))
-        return 0
     if args.all:
-        plugin_of = {c.target.arch: manager.plugin_of(c.target) for c in manager.catalog()}
-        print(table(catalog_rows(manager.catalog(), plugin_of, {d.target.arch for d in devices}), CATALOG_HEADER))
-    elif devices:
+        present, error = _present(manager)
+        if args.json:
+            print(json.dumps(catalog_json(manager, present), indent=2))
+        else:
+            print(_catalog_table(manager, present))
+            if present is not None:
+                _print_unclaimed(manager)
+            _print_plugins(manager)
+        if error is not None:
+            raise error  # after the catalog: strict mode still fails on what it found
+        return 0
+    devices = manager.devices()
+    unclaimed = [(raw, manager.unclaimed_reason(raw)) for raw in manager.unclaimed]
+    if args.json:
+        print(json.dumps([d.to_json() for d in devices] + [unclaimed_json(r, why) for r, why in unclaimed], indent=2))
+        return 0
+    if devices:
         rows = [[str(d.index), d.name, d.target.arch, d.sku.name if d.sku else "?",
                  str(d.raw.attributes.get("sm_count", "?")), d.plugin, mma_summary(d.capabilities)] for d in devices]
         print(table(rows, ("index", "name", "target", "sku", "SMs", "plugin", "mma")))
         for d in devices:
             for note in d.notes:
                 print(f"  note [{d.index}]: {note}")
-    else:
+    elif not unclaimed:
         print("no devices present (no GPU visible through any plugin's driver); `humming devices --all` lists the catalog")
+    _print_unclaimed(manager)
+    _print_plugins(manager)
+    return 0
+
+
+def _print_unclaimed(manager: DeviceManager) -> None:
     for raw in manager.unclaimed:
-        print(f"unclaimed device [{raw.index}] {raw.name!r} (cc {raw.compute_capability}): no plugin claims it")
+        cc = raw.compute_capability
+        seen = raw.api + ("" if cc is None else f", compute capability {cc[0]}.{cc[1]}")
+        print(f"unclaimed device [{raw.index}] {raw.name!r} ({seen}): {manager.unclaimed_reason(raw)}")
+
+
+def _print_plugins(manager: DeviceManager) -> None:
+    statuses = manager.statuses()
     broken = [s for s in statuses if not s.ok]
     ok = [s.name for s in statuses if s.ok]
     print(f"\nplugins: {', '.join(ok) or 'none'} ok" + (f"; {len(broken)} broken" if broken else ""))
     for s in broken:
         print(f"  BROKEN {s.name} ({s.origin}): {s.reason}")
-    return 0

@@ -1,4 +1,5 @@
-"""Device identity: what an enumerator saw (RawDevice), what a plugin claims of it (DeviceMatch), and the Device."""
+"""Device identity: what an enumerator saw (RawDevice), what a plugin claims of it (DeviceMatch, or a DeviceDecline
+that says why it cannot), and the Device."""
 
 from __future__ import annotations
 
@@ -40,6 +41,35 @@ class DeviceMatch:
 
 
 @dataclass(frozen=True)
+class DeviceDecline:
+    """A plugin's answer that a RawDevice is of its kind but humming cannot use it, and why.
+
+    Returned from ``humming_probe_device`` instead of None, so that the unclaimed device is listed with the reason
+    (``"compute capability 7.0 is older than sm_75, the oldest NVIDIA target humming has"``).
+    """
+
+    reason: str
+
+
+def check_match(match: DeviceMatch) -> list[str]:
+    """Fields of a plugin's DeviceMatch that have the wrong type; an empty list means it can be used."""
+    problems = []
+    # bool is an int subclass: True would pass as specificity 1.
+    if not isinstance(match.specificity, int) or isinstance(match.specificity, bool):
+        problems.append(f"specificity must be an int, got {type(match.specificity).__name__} {match.specificity!r}")
+    if not isinstance(match.capabilities, DeviceCapabilities):
+        problems.append(f"capabilities must be a DeviceCapabilities (one the plugin declared), got "
+                        f"{type(match.capabilities).__name__} {match.capabilities!r:.60}")
+    if match.sku is not None and not isinstance(match.sku, SkuFacts):
+        problems.append(f"sku must be a SkuFacts or None, got {type(match.sku).__name__} {match.sku!r:.60}")
+    if not isinstance(match.evidence, str):
+        problems.append(f"evidence must be a str, got {type(match.evidence).__name__}")
+    if not isinstance(match.notes, tuple) or not all(isinstance(n, str) for n in match.notes):
+        problems.append(f"notes must be a tuple of str, got {match.notes!r:.60}")
+    return problems
+
+
+@dataclass(frozen=True)
 class Device:
     """A present device, claimed by one plugin: identity, capability, and product facts."""
 
@@ -77,6 +107,7 @@ class Device:
             "plugin": self.plugin,
             "arch": self.target.arch,
             "present": True,
+            "claimed": True,
             "sku": None if self.sku is None else self.sku.to_json(),
             "attributes": dict(self.raw.attributes),
             "evidence": self.evidence,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 import pluggy
 
 from humming.capabilities.model import DeviceCapabilities, MmaInstruction, Target
-from humming.devices.device import DeviceMatch, RawDevice
+from humming.devices.device import DeviceDecline, DeviceMatch, RawDevice
 from humming.devices.probe import InstructionProbe
 from humming.devices.toolchain import Toolchain
 
@@ -64,13 +64,15 @@ def humming_enumerate_devices(register: Callable[[RawDevice], None]) -> None:
 
 
 @hookspec
-def humming_probe_device(raw: RawDevice, env: Mapping[str, str]) -> DeviceMatch | None:
-    """Claim a RawDevice, or return None.
+def humming_probe_device(raw: RawDevice, env: Mapping[str, str]) -> DeviceMatch | DeviceDecline | None:
+    """Claim a RawDevice, decline it with a reason, or return None (not this plugin's kind of device).
 
     :param raw: the device as its driver reported it (name, compute capability, attributes).
     :param env: the process environment (so that tests can simulate an SDK being installed).
-    :return: a DeviceMatch with an explicit specificity. The highest specificity wins; equal specificities from
-        two plugins are an error that names both.
+    :return: a DeviceMatch with an explicit specificity, under a target this plugin declared. The highest
+        specificity wins; equal specificities from two plugins leave the device unclaimed with the tie as its reason
+        (strict mode: a PluginError naming both). A DeviceDecline says the device is of this plugin's kind but humming
+        cannot use it, and why; the reason is shown beside the unclaimed device.
     """
 
 

@@ -5,12 +5,18 @@ that fails validation, a contract-version mismatch) is recorded as a PluginStatu
 breaks listing. ``HUMMING_STRICT_PLUGINS=1`` (or ``strict=True``) makes any such problem raise PluginError.
 
 Device claims are decided by explicit specificity, never by load order: every plugin may claim each RawDevice;
-the highest specificity wins, and a tie at the top is a PluginError naming both plugins.
+the highest specificity wins. A tie at the top leaves the device unclaimed, with the tie as its reason (strict
+mode: a PluginError naming both plugins). A plugin may decline a device with a reason (DeviceDecline).
+
+One name, one plugin: a second entry point (or registration in code) under a name already loaded is reported and
+not loaded; humming's own entry points keep their names (``nvidia``, ``thead_ppu``) whatever sys.path order says.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import inspect
+import itertools
 import os
 import threading
 import traceback
@@ -22,9 +28,10 @@ import pluggy
 from humming import knobs
 from humming.capabilities.model import DeviceCapabilities, MmaInstruction, Target, check_capabilities
 from humming.devices import hookspecs
-from humming.devices.device import Device, DeviceMatch, RawDevice
+from humming.devices.claims import Declared, claim_problem, decide
+from humming.devices.device import Device, DeviceDecline, DeviceMatch, RawDevice
 from humming.devices.toolchain import Toolchain
-from humming.errors import InvalidInputError, PluginError, UnsupportedError
+from humming.errors import HummingError, InvalidInputError, PluginError, UnsupportedError
 
 if TYPE_CHECKING:  # for annotations only: importing the kernel layer here would load it with the manager
     from humming.core.plan import GemmTuner
@@ -55,12 +62,6 @@ class PluginStatus:
                 "api_version": self.api_version, "targets": self.targets, "problems": self.problems}
 
 
-@dataclass(frozen=True)
-class _Declared:
-    plugin: str
-    capabilities: DeviceCapabilities
-
-
 class DeviceManager:
     """Loads plugins once and answers catalog, device, toolchain and probe questions.
 
@@ -85,9 +86,10 @@ class DeviceManager:
             self._pm.enable_tracing()
         self._status: dict[str, PluginStatus] = {}
         self._lock = threading.RLock()
-        self._declared: dict[tuple[str, str], _Declared] | None = None
+        self._declared: dict[tuple[str, str], Declared] | None = None
         self._devices: list[Device] | None = None
         self.unclaimed: list[RawDevice] = []
+        self._unclaimed_why: dict[tuple[str, int], str] = {}  # (api, index) -> why no plugin has the device
         allow = knobs.plugins.get()
         if autoload and not knobs.disable_plugin_autoload.get():
             self._load_entry_points(allow)
@@ -103,12 +105,19 @@ class DeviceManager:
             raise PluginError(status.name, reason + (f"\n{detail}" if detail else ""))
 
     def _load_entry_points(self, allow: tuple[str, ...]) -> None:
-        for ep in sorted(importlib.metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP), key=lambda e: e.name):
+        def order(ep: importlib.metadata.EntryPoint) -> tuple[str, bool]:
+            # humming's own entry point first under its name, so that a package reusing "nvidia" cannot replace the
+            # built-in by coming earlier on sys.path; otherwise (the sort is stable) sys.path order.
+            return ep.name, getattr(ep.dist, "name", None) != "humming"
+
+        for ep in sorted(importlib.metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP), key=order):
             if allow and ep.name not in allow:
                 continue
-            if ep.name in self._status:
-                continue  # the same distribution seen twice on sys.path
             origin = f"entry point {hookspecs.ENTRY_POINT_GROUP}:{ep.name} = {ep.value}"
+            if ep.name in self._status:
+                if self._status[ep.name].origin != origin:
+                    self._name_taken(ep.name, origin)
+                continue  # the same entry point again: the same distribution seen twice on sys.path
             try:
                 plugin = ep.load()
             except Exception as exc:  # a vendor's import error must not break listing
@@ -118,7 +127,19 @@ class DeviceManager:
                 continue
             self._register(ep.name, plugin, origin)
 
+    def _name_taken(self, name: str, origin: str) -> None:
+        """Report a plugin whose name is already used, under a name of its own; the first keeps name and status."""
+        first = self._status[name].origin
+        key = next(f"{name}#{n}" for n in itertools.count(2) if f"{name}#{n}" not in self._status)
+        status = self._status[key] = PluginStatus(key, origin=origin)
+        by = first if first.startswith("entry point") else f"the plugin {first}"
+        self._problem(status, f"name {name!r} is already used by {by}, so this plugin was not loaded; "
+                              "give it a name of its own")
+
     def _register(self, name: str, plugin: object, origin: str) -> None:
+        if name in self._status:
+            self._name_taken(name, origin)
+            return
         status = PluginStatus(name, origin=origin)
         self._status[name] = status
         try:
@@ -128,7 +149,9 @@ class DeviceManager:
             return
         # pluggy's check_pending is global; check this plugin alone so the report names it.
         known = set(iter_hook_names())
-        names = [n for n in dir(plugin) if n.startswith("humming_")]
+        # Only functions can be hooks: `import humming_acme.tables` binds a module named humming_acme, and a vendor
+        # may keep a humming_... constant; neither is a misspelt hook.
+        names = [n for n in dir(plugin) if n.startswith("humming_") and _function_like(getattr(plugin, n, None))]
         unknown = [n for n in names if n not in known]
         if unknown:
             self._problem(status, f"implements unknown hooks {unknown}; known: {sorted(known)}")
@@ -136,13 +159,25 @@ class DeviceManager:
         if unmarked:
             self._problem(status, f"{unmarked} are not marked with @hookimpl (humming.devices.hookspecs.hookimpl), "
                                   "so pluggy ignores them")
+        implemented = bool(self._impls("humming_api_version", name))
         versions = self._call_one(name, "humming_api_version", {})
-        version = versions[0] if versions else None
+        if not implemented:
+            if status.ok:  # an unmarked humming_api_version is reported above already
+                self._problem(status, "does not implement humming_api_version; add one that returns "
+                                      f"humming.devices.hookspecs.API_VERSION ({hookspecs.API_VERSION})")
+            return
+        if not versions:
+            return  # the hook raised: reported by _call_one
+        version, ours = versions[0], hookspecs.API_VERSION
+        # type(...) is int: True == 1 and would pass, as would 1.0; '1' would print as 1 without the repr.
+        if type(version) is not int:
+            got = "None" if version is None else f"{version!r} (a {type(version).__name__})"
+            self._problem(status, f"humming_api_version returned {got}; it must return an int, the plugin API "
+                                  f"version the plugin was written for; this humming implements {ours}")
+            return
         status.api_version = version
-        if version is None and status.ok:
-            self._problem(status, "does not implement humming_api_version")
-        elif version is not None and version != hookspecs.API_VERSION:
-            self._problem(status, f"written for plugin API {version}; this humming implements {hookspecs.API_VERSION}")
+        if version != ours:
+            self._problem(status, f"written for plugin API {version!r}; this humming implements {ours}")
 
     def _impls(self, hook: str, plugin_name: str | None = None) -> list[pluggy.HookImpl]:
         caller = getattr(self._pm.hook, hook)
@@ -172,11 +207,11 @@ class DeviceManager:
         return out
 
     # ---- the catalog ------------------------------------------------------------------------------
-    def _catalog(self) -> dict[tuple[str, str], _Declared]:
+    def _catalog(self) -> dict[tuple[str, str], Declared]:
         with self._lock:
             if self._declared is not None:
                 return self._declared
-            declared: dict[tuple[str, str], _Declared] = {}
+            declared: dict[tuple[str, str], Declared] = {}
             for impl in self._impls("humming_declare_targets"):
                 name = impl.plugin_name
                 status = self._status[name]
@@ -189,17 +224,21 @@ class DeviceManager:
                         self._problem(status, f"humming_declare_targets registered a {type(caps).__name__}, "
                                               "expected DeviceCapabilities")
                         continue
-                    problems = check_capabilities(caps)
+                    try:
+                        problems = check_capabilities(caps)
+                    except Exception as exc:  # a table odd enough to defeat the checks still breaks only its plugin
+                        problems = [f"validation raised {type(exc).__name__}: {exc}"]
                     if problems:
-                        self._problem(status, f"target {caps.target.arch}: capability fails validation: "
-                                              f"{problems[0]}", "\n".join(problems))
+                        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                        self._problem(status, f"target {_arch_of(caps)}: capability fails validation: "
+                                              f"{problems[0]}{more}", "\n".join(problems))
                         continue
                     key = (caps.target.vendor, caps.target.arch)
                     if key in declared:
                         self._problem(status, f"target {caps.target} is already declared by plugin "
                                               f"{declared[key].plugin!r}")
                         continue
-                    declared[key] = _Declared(name, caps)
+                    declared[key] = Declared(name, caps)
                     status.targets.append(caps.target.arch)
             self._declared = declared
             return declared
@@ -210,14 +249,25 @@ class DeviceManager:
 
     def capabilities(self, arch: str, vendor: str | None = None) -> DeviceCapabilities:
         """The catalog entry for ``arch`` (and ``vendor`` when several vendors use the same name)."""
-        found = [d.capabilities for (v, a), d in self._catalog().items() if a == arch and vendor in (None, v)]
+        catalog = self._catalog()
+        found = [d.capabilities for (v, a), d in catalog.items() if a == arch and vendor in (None, v)]
         if len(found) == 1:
             return found[0]
-        if not found:
-            known = ", ".join(a for (_, a) in self._catalog())
-            raise InvalidInputError(f"unknown target {arch!r}; declared targets: {known or '(none: no plugin loaded)'}")
-        raise InvalidInputError(f"target {arch!r} is declared by several vendors "
-                                f"({', '.join(c.target.vendor for c in found)}); pass vendor=")
+        if found:
+            vendors = [c.target.vendor for c in found]
+            raise InvalidInputError(f"target {arch!r} is declared by several vendors ({', '.join(vendors)}); pick "
+                                    f"one: vendor={vendors[0]!r} in Python, --vendor {vendors[0]} on the command line")
+        vendors = sorted({v for v, _ in catalog})
+        if vendor is not None and vendor not in vendors:
+            raise InvalidInputError(f"no loaded plugin declares targets of vendor {vendor!r}; vendors: "
+                                    f"{', '.join(vendors) or '(none: no plugin loaded)'}")
+        if vendor is not None:
+            others = [v for v, a in catalog if a == arch]
+            by = f" (it is declared by vendor {', '.join(map(repr, others))})" if others else ""
+            raise InvalidInputError(f"vendor {vendor!r} declares no target {arch!r}{by}; {vendor}'s targets: "
+                                    f"{', '.join(a for v, a in catalog if v == vendor)}")
+        known = ", ".join(dict.fromkeys(a for _, a in catalog))  # each name once, though several vendors use it
+        raise InvalidInputError(f"unknown target {arch!r}; declared targets: {known or '(none: no plugin loaded)'}")
 
     def plugin_of(self, target: Target) -> str:
         declared = self._catalog().get((target.vendor, target.arch))
@@ -240,48 +290,59 @@ class DeviceManager:
         with self._lock:
             if self._devices is not None:
                 return list(self._devices)
-            catalog = self._catalog()
             devices: list[Device] = []
-            self.unclaimed = []
+            self.unclaimed, self._unclaimed_why = [], {}
             for raw in self.raw_devices():
-                claims: list[tuple[str, DeviceMatch]] = []
-                for plugin, match in self._call_each("humming_probe_device", {"raw": raw, "env": self._env}):
-                    if match is None:
-                        continue
-                    if not isinstance(match, DeviceMatch):
-                        self._problem(self._status[plugin], f"humming_probe_device returned a {type(match).__name__}, "
-                                                            "expected DeviceMatch or None")
-                        continue
-                    key = (match.capabilities.target.vendor, match.capabilities.target.arch)
-                    if key not in catalog:
-                        self._problem(self._status[plugin], f"claimed device {raw.name!r} as {match.capabilities.target}, "
-                                                            "a target it did not declare")
-                        continue
-                    claims.append((plugin, match))
-                if not claims:
-                    self.unclaimed.append(raw)
-                    continue
-                claims.sort(key=lambda c: -c[1].specificity)
-                if len(claims) > 1 and claims[0][1].specificity == claims[1][1].specificity:
-                    (p1, m1), (p2, m2) = claims[0], claims[1]
-                    raise PluginError(f"{p1}, {p2}", f"both claim device {raw.index} ({raw.name!r}) with "
-                                      f"specificity {m1.specificity} ({m1.evidence or 'no evidence given'} / "
-                                      f"{m2.evidence or 'no evidence given'}); one of them must be more specific")
-                plugin, match = claims[0]
-                notes = match.notes
-                if len(claims) > 1:
-                    others = ", ".join(f"{p} ({m.specificity})" for p, m in claims[1:])
-                    notes = notes + (f"claimed by {plugin} at specificity {match.specificity} over {others}",)
-                devices.append(Device(index=raw.index, name=raw.name, vendor=match.capabilities.target.vendor,
-                                      plugin=plugin, capabilities=match.capabilities, raw=raw, sku=match.sku,
-                                      evidence=match.evidence, notes=notes))
+                claims, declines = self._claims(raw)
+                asked = [i.plugin_name for i in self._impls("humming_probe_device") if self._status[i.plugin_name].ok]
+                decided = decide(raw, claims, declines, asked, self._strict)
+                if isinstance(decided, Device):
+                    devices.append(decided)
+                else:
+                    self._unclaim(raw, decided)
             self._devices = devices
             return list(devices)
+
+    def _claims(self, raw: RawDevice) -> tuple[list[tuple[str, DeviceMatch]], list[str]]:
+        """Every valid claim on ``raw``, and the plugins' reasons for not claiming it (declines, refused claims)."""
+        catalog = self._catalog()
+        claims: list[tuple[str, DeviceMatch]] = []
+        reasons: list[str] = []
+        for plugin, match in self._call_each("humming_probe_device", {"raw": raw, "env": self._env}):
+            if match is None:
+                continue
+            if isinstance(match, DeviceDecline):
+                reasons.append(f"{plugin}: {match.reason}")
+                continue
+            problem = claim_problem(plugin, raw, match, catalog)
+            if problem:
+                self._problem(self._status[plugin], problem)
+                reasons.append(f"{plugin}: {problem}")
+                continue
+            claims.append((plugin, match))
+        return claims, reasons
+
+    def _unclaim(self, raw: RawDevice, reason: str) -> None:
+        self.unclaimed.append(raw)
+        self._unclaimed_why[(raw.api, raw.index)] = reason
+
+    def unclaimed_reason(self, raw: RawDevice) -> str:
+        """Why ``raw`` (an entry of ``unclaimed``) has no plugin: the plugins' declines, refused claims, or a tie."""
+        self.devices()
+        reason = self._unclaimed_why.get((raw.api, raw.index))
+        if reason is None:
+            raise InvalidInputError(f"device {raw.index} ({raw.name!r}) is not among the unclaimed devices "
+                                    f"({', '.join(str(r.index) for r in self.unclaimed) or 'none'})")
+        return reason
 
     def device(self, index: int) -> Device:
         for d in self.devices():
             if d.index == index:
                 return d
+        for raw in self.unclaimed:
+            if raw.index == index:
+                raise InvalidInputError(f"device {index} ({raw.name!r}) is present but unclaimed: "
+                                        f"{self.unclaimed_reason(raw)}")
         present = ", ".join(str(d.index) for d in self.devices()) or "none"
         raise InvalidInputError(f"no device with index {index}; present: {present}")
 
@@ -294,9 +355,25 @@ class DeviceManager:
 
     # ---- what plugins supply ----------------------------------------------------------------------
     def _supplied(self, hook: str, target: Target, **kwargs: Any) -> Any:
+        """The declaring plugin's answer to a supply hook (toolchain, tuner, probe), or None.
+
+        A HummingError from the hook reaches the caller as it is (InvalidInputError for the caller's instruction);
+        any other exception is raised as a PluginError chained to it. Neither marks the plugin broken: the hook
+        failed for one question, and the plugin's devices and other targets stay usable.
+        """
         plugin = self.plugin_of(target)
-        results = [r for r in self._call_one(plugin, hook, {"target": target, **kwargs}) if r is not None]
-        return results[0] if results else None
+        kwargs = {"target": target, **kwargs}
+        for impl in self._impls(hook, plugin):
+            try:
+                answer = impl.function(**{k: kwargs[k] for k in impl.argnames})
+            except HummingError:
+                raise
+            except Exception as exc:
+                reason = f"hook {hook} raised {type(exc).__name__}: {exc} (asked for {target})"
+                raise PluginError(plugin, reason) from exc
+            if answer is not None:
+                return answer
+        return None
 
     def toolchain(self, target: Target) -> Toolchain:
         """The compiler the declaring plugin supplies for ``target``."""
@@ -335,6 +412,17 @@ def reset_manager() -> None:
     global _default
     with _default_lock:
         _default = None
+
+
+def _function_like(value: object) -> bool:
+    """A value that could be a hook implementation: callable, and no class (modules are not callable)."""
+    return callable(value) and not inspect.isclass(value)
+
+
+def _arch_of(caps: DeviceCapabilities) -> str:
+    """The arch name for messages about a capability that may be malformed (its target not a Target)."""
+    arch = getattr(caps.target, "arch", None)
+    return arch if isinstance(arch, str) else repr(caps.target)
 
 
 def iter_hook_names() -> Iterable[str]:

@@ -235,15 +235,19 @@ def test_strict_plugins_makes_each_broken_plugin_an_error(installed, name, reaso
     assert err.value.plugin == name and reason in str(err.value)
 
 
-def test_two_plugins_claiming_a_device_equally_is_an_error_naming_both(installed):
+def test_two_plugins_claiming_a_device_equally_leave_it_unclaimed_naming_both(installed):
+    # A tie is no plugin's fault: the device stays unclaimed with the tie as its reason (listing goes on), and strict
+    # mode raises it, naming both.
     with only("example_vendor", "clone_vendor"):
         m = DeviceManager(raw_devices=[EXA], env={})
         assert {c.target.arch for c in m.catalog()} == {"exa-1", "exa-1-clone"}  # both declare fine
+        assert m.devices() == [] and m.unclaimed == [EXA]
+        why = m.unclaimed_reason(EXA)
         with pytest.raises(PluginError) as err:
-            m.devices()
-    text = str(err.value)
-    assert "example_vendor" in text and "clone_vendor" in text and "specificity 100" in text
-    assert "EXA-1" in text
+            DeviceManager(raw_devices=[EXA], env={}, strict=True).devices()
+    for text in (why, str(err.value)):
+        assert "example_vendor" in text and "clone_vendor" in text and "specificity 100" in text, text
+    assert "EXA-1" in str(err.value)
 
 
 def test_a_more_specific_claim_resolves_the_tie(installed):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable, Mapping
 
 from humming.capabilities.model import DeviceCapabilities, MmaInstruction, Target
-from humming.devices.device import DeviceMatch, RawDevice
+from humming.devices.device import DeviceDecline, DeviceMatch, RawDevice
 from humming.devices.hookspecs import API_VERSION, hookimpl
 from humming.devices.probe import InstructionProbe
 from humming.devices.toolchain import Toolchain
@@ -48,7 +48,7 @@ def humming_enumerate_devices(register: Callable[[RawDevice], None]) -> None:
 
 
 @hookimpl
-def humming_probe_device(raw: RawDevice, env: Mapping[str, str]) -> DeviceMatch | None:
+def humming_probe_device(raw: RawDevice, env: Mapping[str, str]) -> DeviceMatch | DeviceDecline | None:
     from humming.devices.nvidia import detect
 
     return detect.probe(raw, env)
