@@ -159,7 +159,7 @@ def supports(caps: DeviceCapabilities, *, activation: DType | str, weight: DType
         return Verdict(caps.target, a, w, acc, paths=paths, warnings=_warnings(caps, paths[0], a, w),
                        reasons=_reasons(caps, paths))
     return Verdict(caps.target, a, w, acc, missing=_missing(caps, a, w, acc),
-                   alternatives=_alternatives(caps, a, w, catalog))
+                   alternatives=_alternatives(caps, a, w, acc, weight_block_scale, catalog))
 
 
 def block_scale_of(weight: WeightFormat) -> BlockScale | None:
@@ -178,11 +178,11 @@ def block_scale_of(weight: WeightFormat) -> BlockScale | None:
 
 
 def supports_format(caps: DeviceCapabilities, fmt: QuantFormat, *, activation16: DType | str = dtypes.bf16,
-                    catalog: Sequence[DeviceCapabilities] = ()) -> Verdict:
+                    accumulator: DType | str | None = None, catalog: Sequence[DeviceCapabilities] = ()) -> Verdict:
     """supports() for a whole QuantFormat: its activation dtype (or ``activation16`` when activations stay 16-bit),
-    its weight dtype, and the block scales its weights carry."""
+    its weight dtype, the block scales its weights carry, and ``accumulator`` (None: the activation's default)."""
     activation = fmt.activation.dtype if fmt.activation.dtype is not None else DType.parse(activation16)
-    return supports(caps, activation=activation, weight=fmt.weight.dtype,
+    return supports(caps, activation=activation, weight=fmt.weight.dtype, accumulator=accumulator,
                     weight_block_scale=block_scale_of(fmt.weight), catalog=catalog)
 
 
@@ -232,15 +232,20 @@ def _missing(caps: DeviceCapabilities, a: DType, w: DType, acc: DType) -> tuple[
             f"(on {caps.target.arch}, {a} pairs with {', '.join(partners)})",)
 
 
-def _alternatives(caps: DeviceCapabilities, a: DType, w: DType, catalog: Iterable[DeviceCapabilities]) -> tuple[str, ...]:
+def _alternatives(caps: DeviceCapabilities, a: DType, w: DType, acc: DType, scale: BlockScale | None,
+                  catalog: Iterable[DeviceCapabilities]) -> tuple[str, ...]:
+    """Other activation dtypes on this target (each with its default accumulator), then the targets that run the
+    request exactly as asked: the same accumulator and the weights' own block scales."""
     out = []
     for alt in ALTERNATIVE_ACTIVATIONS:
         if alt is a:
             continue
-        paths = instruction_paths(caps, alt, w)
+        paths = instruction_paths(caps, alt, w, weight_block_scale=scale)
         if paths:
             out.append(f"{combination_name(w, alt)} with {alt} activations on {caps.target.arch}: {paths[0].describe()}")
-    native = [c.target.arch for c in catalog if c.target != caps.target and instruction_paths(c, a, w)]
+    native = [c.target.arch for c in catalog if c.target != caps.target
+              and instruction_paths(c, a, w, accumulator=acc, weight_block_scale=scale)]
     if native:
-        out.append(f"{combination_name(w, a)} with {a} activations runs on: {', '.join(native)}")
+        out.append(f"{combination_name(w, a)} with {a} activations and {acc} accumulation runs on: "
+                   f"{', '.join(native)}")
     return tuple(out)

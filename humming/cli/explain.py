@@ -6,7 +6,7 @@ import argparse
 import json
 
 from humming.capabilities.explain import render_verdict
-from humming.capabilities.query import Verdict, supports, supports_format
+from humming.capabilities.query import Verdict, default_accumulator, supports, supports_format
 from humming.core import presets
 from humming.core.dtypes import DType
 from humming.core.launcher import programmatic_allowed
@@ -36,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, manager: DeviceManager | None = None) -> int:
     """Exit code 0 when the combination is supported, 2 when it is not."""
+    _check_args(args)  # before any verdict: a flag combination that cannot work is refused whatever the answer
     manager = manager or get_manager()
     caps = manager.capabilities(args.target, args.vendor)
     verdict = _verdict(args, caps, manager)
@@ -75,11 +76,14 @@ def _family_note(verdict: Verdict, family: str | None) -> str:
             f"operands, above): the tuner's rule for this shape picks the kernel, and says why below")
 
 
-def _plan(args: argparse.Namespace, caps, verdict: Verdict, manager: DeviceManager):
-    """(KernelPlan, None), (None, why no kernel), or (None, None) when no GEMM shape was asked about."""
+def _check_args(args: argparse.Namespace) -> None:
+    """InvalidInputError for flags that do not go together: the shape flags, --sm-count and --accumulator."""
     sizes = (args.m, args.n, args.k)
     if all(v is None for v in sizes):
-        return None, None
+        if args.sm_count is not None:
+            raise InvalidInputError(f"--sm-count {args.sm_count} without --m, --n and --k: --sm-count plans the "
+                                    "grid of the kernel plan; give all three with it, or leave it out")
+        return
     if any(v is None for v in sizes):
         raise InvalidInputError("--m, --n and --k go together: give all three to see the kernel plan")
     try:
@@ -88,11 +92,33 @@ def _plan(args: argparse.Namespace, caps, verdict: Verdict, manager: DeviceManag
         raise InvalidInputError(f"--m/--n/--k need a format preset for --weights (the plan depends on its scales "
                                 f"and zero points), not the dtype {args.weights!r}; presets: "
                                 f"{', '.join(presets.names())}") from None
+    # `is not None`, not `or`: --sm-count 0 is a wrong value, not "use the default"
+    if args.sm_count is not None and args.sm_count <= 0:
+        raise InvalidInputError(f"--sm-count {args.sm_count}: the plan needs a positive SM count (an H100 SXM has "
+                                "132); leave it out to plan for the target's largest part")
+    if args.accumulator is not None:
+        activation = fmt.activation.dtype if fmt.activation.dtype is not None else \
+            DType.parse(args.activations if args.activations is not None else "bf16")  # as _verdict reads them
+        acc, planned = DType.parse(args.accumulator), default_accumulator(activation)
+        if acc is not planned:
+            # A GemmProblem takes no accumulator: the tuner plans humming's kernels, which use the default one.
+            raise InvalidInputError(f"--accumulator {acc} with --m/--n/--k: humming's kernels accumulate {activation} "
+                                    f"activations in {planned}, and the kernel plan has no other; leave --accumulator "
+                                    f"out to see the plan, or --m/--n/--k out to see the {acc} paths")
+
+
+def _plan(args: argparse.Namespace, caps, verdict: Verdict, manager: DeviceManager):
+    """(KernelPlan, None), (None, why no kernel), or (None, None) when no GEMM shape was asked about.
+
+    The flags were checked by _check_args: all three sizes or none, a preset, a positive --sm-count."""
+    if args.m is None:
+        return None, None
+    fmt = presets.get(args.weights)
     from humming.core.problem import GemmProblem
     from humming.errors import HummingError
 
-    sms = args.sm_count or caps.largest_sm_count
-    if sms is None or sms <= 0:
+    sms = args.sm_count if args.sm_count is not None else caps.largest_sm_count
+    if sms is None:
         raise InvalidInputError(f"{caps.target.arch} lists no SM count in its SKUs; pass --sm-count")
     tuner = manager.tuner(caps.target)
     if tuner is None:
@@ -119,8 +145,9 @@ def _verdict(args: argparse.Namespace, caps, manager: DeviceManager) -> Verdict:
             if fmt.activation.dtype is not None and activation is not fmt.activation.dtype:
                 raise InvalidInputError(f"preset {args.weights} has {fmt.activation.dtype} activations, "
                                         f"not {activation}; leave --activations out or pick another preset")
-            return supports_format(caps, fmt, activation16=activation, catalog=manager.catalog())
-        return supports_format(caps, fmt, catalog=manager.catalog())
+            return supports_format(caps, fmt, activation16=activation, accumulator=args.accumulator,
+                                   catalog=manager.catalog())
+        return supports_format(caps, fmt, accumulator=args.accumulator, catalog=manager.catalog())
     if args.activations is None:
         raise InvalidInputError("--activations is required with a weight dtype (f16, bf16, s8, e4m3, s4, e2m1)")
     return supports(caps, activation=args.activations, weight=weight, accumulator=args.accumulator,

@@ -95,3 +95,28 @@ def test_an_emulated_form_ranks_after_every_real_one_and_warns():
     only = caps("emu1", (fake,))
     w = supports(only, activation="s8", weight="s8")
     assert w.ok and any("emulated" in x and "lowered to f16 HMMA" in x for x in w.warnings)
+
+
+def test_the_targets_named_as_running_a_request_accumulate_as_it_asks():
+    from tests.capabilities.synthetic import caps, instr
+
+    half = caps("half", (instr(SLOW, dt.f16, dt.f16, dt.f16),))  # the only table that accumulates f16 into f16
+    v = supports(OLD, activation="f16", weight="s4", accumulator="f16", catalog=[OLD, NEW, half])
+    assert not v.ok
+    (runs_on,) = [a for a in v.alternatives if "runs on:" in a]
+    assert runs_on.endswith("runs on: half"), runs_on  # NEW has f16 only into f32
+    assert "f16 accumulation" in runs_on
+    none = supports(OLD, activation="bf16", weight="s4", accumulator="f16", catalog=[OLD, NEW, half])
+    assert not any("runs on:" in a for a in none.alternatives), none.alternatives  # nothing accumulates bf16 in f16
+
+
+def test_the_targets_named_as_running_a_request_see_its_weight_block_scales():
+    from tests.capabilities.synthetic import caps, instr
+
+    mx = BlockScale(dt.ue8m0, 32)
+    scaled = caps("scaled", (instr(FAST, dt.e2m1, dt.e2m1, dt.f32, k=64, scale=mx),))  # usable only with mx scales
+    v = supports(OLD, activation="e2m1", weight="e2m1", weight_block_scale=mx, catalog=[OLD, scaled])
+    assert not v.ok and any(a.endswith("runs on: scaled") for a in v.alternatives), v.alternatives
+    plain = supports(OLD, activation="e2m1", weight="e2m1", catalog=[OLD, scaled])
+    assert not any("runs on:" in a for a in plain.alternatives)
+

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
+import humming.devices.manager as manager_module
 from humming import knobs
+from humming.capabilities.model import Target
 from humming.cli import main
-from humming.devices.manager import get_manager, reset_manager
+from humming.devices.device import DeviceMatch, RawDevice
+from humming.devices.hookspecs import API_VERSION, hookimpl
+from humming.devices.manager import DeviceManager, get_manager, reset_manager
+from humming.devices.nvidia import archs as nvidia_archs
 
 NVIDIA_TARGETS = ["sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90a", "sm_100a", "sm_103a", "sm_110a", "sm_120a",
                   "sm_121a"]
@@ -179,3 +185,120 @@ def test_explain_shape_options_need_all_three_and_a_preset(capsys):
     assert main(["explain", "--target", "sm_90a", "--weights", "s4", "--activations", "f16",
                  "--m", "1", "--n", "256", "--k", "256"]) == 2
     assert "need a format preset" in capsys.readouterr().err
+
+
+# ---- `humming devices` with plugins that disagree --------------------------------------------------------------
+H100 = RawDevice(api="cuda", index=0, name="NVIDIA H100 80GB HBM3", compute_capability=(9, 0),
+                 attributes={"sm_count": 132})
+
+
+def vendor_plugin(caps, claim=None):
+    """A third-party plugin declaring ``caps`` and answering every probe with ``claim``."""
+
+    class Vendor:
+        @hookimpl
+        def humming_api_version(self):
+            return API_VERSION
+
+        @hookimpl
+        def humming_declare_targets(self, register):
+            register(caps)
+
+        @hookimpl
+        def humming_probe_device(self, raw, env):
+            return claim
+
+    return Vendor()
+
+
+def use(monkeypatch, manager: DeviceManager) -> DeviceManager:
+    """Make ``manager`` the one main() asks (the fixture above forgets it after the test)."""
+    monkeypatch.setattr(manager_module, "_default", manager)
+    return manager
+
+
+VX_SM90A = dataclasses.replace(nvidia_archs.SM90A, target=Target("vx", "sm_90a", "hopper"), name="VX Hopper")
+
+
+def test_devices_all_keys_rows_by_vendor_and_arch_when_two_vendors_use_one_name(monkeypatch, capsys):
+    vx = vendor_plugin(VX_SM90A, DeviceMatch(50, VX_SM90A, evidence="vx driver"))
+    use(monkeypatch, DeviceManager(plugins=[("vx", vx)], raw_devices=[H100], env={}))
+    code, data = run_json(capsys, "devices", "--all", "--json")
+    assert code == 0
+    by_id = {d["id"]: d for d in data}
+    assert by_id["nvidia:sm_90a"]["plugin"] == "nvidia" and by_id["nvidia:sm_90a"]["present"] is False
+    assert by_id["vx:sm_90a"]["plugin"] == "vx" and by_id["vx:sm_90a"]["present"] is True
+    assert main(["devices", "--all"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.startswith("sm_90a ")]
+    assert len(rows) == 2, rows
+    plugins_present = sorted(tuple(w for w in r if w in ("nvidia", "vx", "yes", "no")) for r in rows)
+    assert plugins_present == [("nvidia", "no"), ("vx", "yes")], rows
+
+
+def test_devices_all_lists_the_catalog_even_when_claims_cannot_be_decided(monkeypatch, capsys):
+    tie = vendor_plugin(VX_SM90A, DeviceMatch(10, VX_SM90A, evidence="we like it"))  # nvidia claims at 10 too
+    use(monkeypatch, DeviceManager(plugins=[("vx", tie)], raw_devices=[H100], env={}, strict=True))
+    assert main(["devices", "--all"]) == 2  # strict mode still reports the tie, after the catalog
+    out, err = capsys.readouterr()
+    assert "sm_80" in out and "ppu-810e" in out
+    assert "PluginError" in err and "nvidia, vx" in err
+
+
+def test_devices_lists_an_unclaimed_device_with_the_plugins_reason_in_text_and_json(monkeypatch, capsys):
+    from humming.devices.device import DeviceDecline
+
+    v100 = RawDevice(api="cuda", index=0, name="Tesla V100-SXM2-16GB", compute_capability=(7, 0))
+    decline = vendor_plugin(VX_SM90A, DeviceDecline("compute capability 7.0 is older than sm_75, the oldest target"))
+    use(monkeypatch, DeviceManager(autoload=False, plugins=[("vx", decline)], raw_devices=[v100], env={}))
+    assert main(["devices"]) == 0
+    out = capsys.readouterr().out
+    assert "no devices present" not in out and "no GPU visible" not in out
+    assert "unclaimed device [0] 'Tesla V100-SXM2-16GB'" in out and "older than sm_75" in out
+    code, data = run_json(capsys, "devices", "--json")
+    assert code == 0
+    (entry,) = data
+    assert entry["name"] == "Tesla V100-SXM2-16GB" and entry["present"] is True and entry["claimed"] is False
+    assert entry["plugin"] is None and "older than sm_75" in entry["reason"]
+
+
+def test_devices_shows_a_tie_as_an_unclaimed_device_not_an_error(monkeypatch, capsys):
+    tie = vendor_plugin(VX_SM90A, DeviceMatch(10, VX_SM90A, evidence="we like it"))
+    use(monkeypatch, DeviceManager(plugins=[("vx", tie)], raw_devices=[H100], env={}, strict=False))
+    assert main(["devices"]) == 0
+    out = capsys.readouterr().out
+    assert "unclaimed device [0]" in out and "nvidia" in out and "vx" in out and "specificity 10" in out
+
+
+def test_explain_applies_the_accumulator_to_a_preset(capsys):
+    # gptq_int4 keeps bf16 activations: s32 accumulation is no path for them anywhere on sm_90a.
+    assert main(["explain", "--target", "sm_90a", "--weights", "gptq_int4", "--accumulator", "s32", "--json"]) == 2
+    v = json.loads(capsys.readouterr().out)
+    assert v["accumulator"] == "s32" and not v["supported"]
+    assert main(["explain", "--target", "sm_90a", "--weights", "gptq_int4", "--activations", "f16",
+                 "--accumulator", "f16", "--json"]) == 0
+    v = json.loads(capsys.readouterr().out)
+    assert v["accumulator"] == "f16" and v["chosen"]["instruction"]["acc"] == "f16"
+
+
+def test_explain_refuses_an_accumulator_the_kernel_plan_cannot_honour(capsys):
+    shape = ["--m", "16", "--n", "4096", "--k", "4096"]
+    args = ["explain", "--target", "sm_90a", "--weights", "gptq_int4", "--activations", "f16"]
+    assert main(args + ["--accumulator", "f16"] + shape) == 2
+    err = capsys.readouterr().err
+    assert "--accumulator f16" in err and "f32" in err and "leave --accumulator out" in err
+    assert main(args + ["--accumulator", "f32"] + shape) == 0  # the plan's own accumulator is fine
+    assert "kernel plan" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--weights", "s4", "--activations", "e2m1", "--m", "16"], "go together"),  # an unsupported verdict too
+    (["--weights", "s4", "--activations", "e2m1", "--m", "1", "--n", "256", "--k", "256"], "need a format preset"),
+    (["--weights", "gptq_int4", "--m", "16", "--n", "4096", "--k", "4096", "--sm-count", "0"], "--sm-count 0"),
+    (["--weights", "gptq_int4", "--m", "16", "--n", "4096", "--k", "4096", "--sm-count", "-4"], "--sm-count -4"),
+    (["--weights", "gptq_int4", "--sm-count", "132"], "--sm-count plans"),
+])
+def test_explain_checks_its_arguments_before_any_verdict(argv, says, capsys):
+    assert main(["explain", "--target", "sm_90a", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert says in err, err
+    assert out == ""  # refused before a verdict was printed

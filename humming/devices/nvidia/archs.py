@@ -324,6 +324,9 @@ BY_CC: dict[tuple[int, int], str] = {
     (10, 0): "sm_100a", (10, 1): "sm_110a", (10, 3): "sm_103a", (10, 7): "sm_107a", (11, 0): "sm_110a",
     (12, 0): "sm_120a", (12, 1): "sm_121a",
 }
+#: Entries of BY_CC that are another name for a listed target, not an architecture of their own: never the "nearest
+#: older" target of an unknown compute capability (10.2 is no Thor). (10, 1): Thor before CUDA 13 renamed it 11.0.
+LEGACY_CC: frozenset[tuple[int, int]] = frozenset({(10, 1)})
 
 
 def capabilities(arch: str) -> DeviceCapabilities:

@@ -4,16 +4,20 @@ Detection reads the driver, never guesses from names: the compute capability pic
 exact device name only picks the SKU within that target's parts. Without the driver library, without a GPU, or
 with CUDA_VISIBLE_DEVICES hiding every GPU, there are no devices and no exception.
 
-An NVIDIA GPU whose compute capability is not in the table still works: it is claimed as the nearest older known
-target, at a lower specificity, with a note saying so.
+An NVIDIA GPU whose compute capability is not in the table is claimed as the nearest older known target of the same
+major, at a lower specificity and with a note, only where that target has no ``a`` suffix: a cubin runs only on its
+own major, and an ``a`` cubin only on its own architecture. Otherwise (9.1, 12.2, 13.0 ...), and for a GPU older than
+every target, the probe declines the device with the reason (DeviceDecline), so that it is listed as unclaimed and why.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Mapping
 
+import humming
 from humming.capabilities.model import DeviceCapabilities
-from humming.devices.device import DeviceMatch, RawDevice
+from humming.devices.device import DeviceDecline, DeviceMatch, RawDevice
 from humming.devices.nvidia import archs
 
 #: Specificity of a claim by a known compute capability. The T-Head plugin claims PPUs (which report CC 8.0)
@@ -117,36 +121,65 @@ def enumerate_devices(register: Callable[[RawDevice], None], driver: Any | None 
 
 
 # ---- the claim -----------------------------------------------------------------------------------------------
+#: Why an unknown compute capability gets no nearest target: the two rules a cubin's loading follows.
+BINARY_RULES = ("a cubin runs only on devices of its own major compute capability (CUDA C++ Programming Guide, "
+                "'Binary Compatibility'), and an 'a' cubin only on the architecture it was built for (PTX ISA, "
+                "'Architecture-specific features')")
+
+
+def _plain(arch: str) -> bool:
+    """True for a target without the ``a``/``f`` suffix (sm_87): its cubin runs on every later minor of its major."""
+    return re.fullmatch(r"sm_\d+", arch) is not None
+
+
 def target_for(cc: tuple[int, int]) -> tuple[DeviceCapabilities, str | None]:
     """The target for a compute capability, and a note when it is only the nearest older known one.
 
-    Raises LookupError for a compute capability older than every known target (pre-Turing).
+    Raises LookupError, with the reason, when no target humming has can run on the device: older than every target
+    (pre-Turing), or unknown with no older plain (suffix-less) target of the same major.
     """
     arch = archs.BY_CC.get(cc)
     if arch is not None:
         return archs.BY_ARCH[arch], None
-    older = [known for known in archs.BY_CC if known < cc]
-    if not older:
+    oldest = min(archs.BY_CC)
+    if cc < oldest:
         raise LookupError(f"compute capability {cc[0]}.{cc[1]} is older than every NVIDIA target humming has "
-                          f"(the oldest is {min(archs.BY_CC)[0]}.{min(archs.BY_CC)[1]}, sm_75)")
-    nearest = max(older)
+                          f"(the oldest is {oldest[0]}.{oldest[1]}, sm_75)")
+    # Only targets of the same major can load here, and of those only plain ones (not the device's own 'a' target).
+    # Legacy aliases name a target of another architecture (10.1 is Thor, an 11.0 binary): never "nearest".
+    same_major = [known for known in archs.BY_CC if known[0] == cc[0] and known < cc and known not in archs.LEGACY_CC]
+    plain = [known for known in same_major if _plain(archs.BY_CC[known])]
+    if not plain:
+        if same_major:
+            nearest = max(same_major)
+            why = (f"{archs.BY_CC[nearest]}, the nearest older target of major {cc[0]} (compute capability "
+                   f"{nearest[0]}.{nearest[1]}), is arch-specific and there is no plain target of major {cc[0]}")
+        else:
+            why = f"there is no target of major {cc[0]}"
+        raise LookupError(
+            f"compute capability {cc[0]}.{cc[1]} (sm_{cc[0]}{cc[1]}) is not in humming {humming.__version__}'s "
+            f"NVIDIA table, and no target there runs on it: {why}; {BINARY_RULES}. A humming release whose NVIDIA "
+            f"table lists {cc[0]}.{cc[1]}, with an NVRTC that builds sm_{cc[0]}{cc[1]} (nvrtcGetSupportedArchs), "
+            "would claim it")
+    nearest = max(plain)
     caps = archs.BY_ARCH[archs.BY_CC[nearest]]
     note = (f"compute capability {cc[0]}.{cc[1]} is not in humming's NVIDIA table; using {caps.target.arch}, the "
-            f"nearest older known target (compute capability {nearest[0]}.{nearest[1]}). Instructions specific to "
-            f"{caps.target.arch} (wgmma, tcgen05, block-scaled mma.sync) may not run here: run the conformance "
-            "suite before trusting this table")
+            f"nearest older known target (compute capability {nearest[0]}.{nearest[1]}), whose cubins run on every "
+            f"later {cc[0]}.x device. Its limits and parts are those of {nearest[0]}.{nearest[1]}: run the "
+            "conformance suite before trusting this table")
     return caps, note
 
 
-def probe(raw: RawDevice, env: Mapping[str, str]) -> DeviceMatch | None:
-    """Claim a device the CUDA driver listed, by its compute capability; None for anything else."""
+def probe(raw: RawDevice, env: Mapping[str, str]) -> DeviceMatch | DeviceDecline | None:
+    """Claim a device the CUDA driver listed, by its compute capability; a DeviceDecline with the reason when no
+    humming target runs on it; None for anything else."""
     if raw.api != "cuda" or raw.compute_capability is None:
         return None
     cc = raw.compute_capability
     try:
         caps, nearest_note = target_for(cc)
-    except LookupError:
-        return None  # too old to run any humming kernel: left unclaimed, and listed so by the manager
+    except LookupError as no_target:
+        return DeviceDecline(str(no_target))  # listed as unclaimed, with this reason
     notes: list[str] = []
     if nearest_note:
         notes.append(nearest_note)

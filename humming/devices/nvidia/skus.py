@@ -79,10 +79,20 @@ RTX_3090 = _sku("GeForce RTX 3090", sms=82, mem_gib=24, bw=936 * GBps, l2=6 * Mi
                 peaks={tf32: 35.6, f16: 71.0, bf16: 71.0, s8: 284.0, s4: 568.0}, provenance=D,
                 cite="NVIDIA Ampere GA102 GPU Architecture whitepaper, appendix (82 SMs, 6 MB L2, 936 GB/s; dense "
                      "FP16/BF16 tensor with FP32 accumulate 71 TFLOPS, TF32 35.6, INT8 284, INT4 568 TOPS)")
-ORIN = _sku("Jetson AGX Orin 64GB", sms=16, mem_gib=64, bw=204.8 * GBps, l2=None, names=("Orin",),
+# Every Jetson Orin module's GPU reports the name "Orin", so the part the driver names holds only what all modules
+# share: their SM count, memory and bandwidth differ (the driver's own SM count and memory are read at run time).
+ORIN = _sku("Jetson Orin (module not identified)", sms=None, mem_gib=None, bw=None, l2=None, names=("Orin",),
             peaks={}, provenance=D,
-            cite="NVIDIA Jetson AGX Orin Series technical brief (2048 CUDA cores and 64 tensor cores in 16 SMs; "
-                 "64 GB LPDDR5 at 204.8 GB/s); per-dtype dense GPU rates are not published")
+            cite="NVIDIA Jetson AGX Orin Series technical brief, Jetson Orin NX Series and Jetson Orin Nano Series "
+                 "datasheets: every module reports 'Orin', with 16 SMs, 64 GB at 204.8 GB/s (AGX Orin 64GB); 14 "
+                 "SMs, 32 GB at 204.8 GB/s (AGX Orin 32GB); 8 SMs, 8-16 GB at 102.4 GB/s (Orin NX); 8 SMs, 8 GB at "
+                 "68 GB/s (Orin Nano 8GB) or 4 SMs, 4 GB at 34 GB/s (Orin Nano 4GB; 'Super' modes raise Nano "
+                 "bandwidth); per-dtype dense GPU rates are not published")
+#: The largest Orin module, matched by no driver name (it reports "Orin" too): the part a plan for sm_87 assumes.
+AGX_ORIN_64GB = _sku("Jetson AGX Orin 64GB", sms=16, mem_gib=64, bw=204.8 * GBps, l2=None, names=(),
+                     peaks={}, provenance=D,
+                     cite="NVIDIA Jetson AGX Orin Series technical brief (2048 CUDA cores and 64 tensor cores in "
+                          "16 SMs; 64 GB LPDDR5 at 204.8 GB/s); per-dtype dense GPU rates are not published")
 
 # ---- sm_89: Ada ------------------------------------------------------------------------------------------
 L40S = _sku("L40S", sms=142, mem_gib=48, bw=864 * GBps, l2=96 * MiB, names=("NVIDIA L40S",),
@@ -189,7 +199,7 @@ BY_ARCH: dict[str, tuple[SkuFacts, ...]] = {
     "sm_75": (T4, RTX_2080_TI),
     "sm_80": (A100_40GB, A100_80GB_SXM, A100_80GB_PCIE),
     "sm_86": (A10, RTX_3090),
-    "sm_87": (ORIN,),
+    "sm_87": (ORIN, AGX_ORIN_64GB),
     "sm_89": (L40S, L20, RTX_4090),
     "sm_90a": (H100_SXM, H100_PCIE, H200_SXM, H20, H800),
     "sm_100a": (B200, GB200),

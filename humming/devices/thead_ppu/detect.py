@@ -6,11 +6,12 @@ specificity, so that the choice never depends on plugin load order:
 
 - device name starts with PPU or ZW, and PPU_SDK is set: 120
 - device name starts with PPU or ZW: 100
-- PPU_SDK is set and the device reports compute capability 8.0: 50
+- PPU_SDK is set, the device reports compute capability 8.0, and its name is a known PPU model code ("810E"): 50
 - none of these: no claim
 
-The SDK alone is weaker evidence (a machine may carry the SDK and an NVIDIA GPU), so a device whose name says
-NVIDIA is not claimed on it.
+The SDK is weaker evidence (a machine may carry the SDK and an NVIDIA GPU), so it counts only for a device whose own
+name says PPU (its prefix, or a known model code). The absence of "NVIDIA" in a name is no such evidence: older
+drivers name an A100 "A100-SXM4-40GB".
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class ClaimRule:
     """One row of the claim table: which evidence is present, and the specificity it earns."""
 
     name_prefix: bool  # the device name starts with PPU or ZW
-    sdk_with_cc: bool  # PPU_SDK is set and the device reports compute capability 8.0
+    sdk_with_cc: bool  # PPU_SDK is set and the device reports compute capability 8.0 (and its name says PPU)
     specificity: int
 
 
@@ -59,8 +60,11 @@ def probe(raw: RawDevice, env: Mapping[str, str]) -> DeviceMatch | None:
         return None  # a PPU is seen through the CUDA driver; other drivers' devices are not ours
     by_name = skus.has_ppu_prefix(raw.name)
     sdk = _sdk_root(env)
-    says_nvidia = raw.name.strip().upper().startswith("NVIDIA")
-    by_sdk = bool(sdk) and raw.compute_capability == REPORTED_CC and not says_nvidia
+    sku = skus.sku_for_name(raw.name)
+    # The SDK counts only with a positive PPU signal from the device itself: its name's prefix, or a name that is
+    # exactly a known model code. A mere name without NVIDIA would take an A100 that an older driver reports as
+    # "A100-SXM4-40GB" (CC 8.0 too).
+    by_sdk = bool(sdk) and raw.compute_capability == REPORTED_CC and (by_name or sku is not None)
     rule = next((r for r in RULES if (by_name or not r.name_prefix) and (by_sdk or not r.sdk_with_cc)), None)
     if rule is None:
         return None
@@ -71,8 +75,9 @@ def probe(raw: RawDevice, env: Mapping[str, str]) -> DeviceMatch | None:
     if by_sdk:
         evidence.append(f"{SDK_ENV}={sdk} is set and the device reports compute capability "
                         f"{REPORTED_CC[0]}.{REPORTED_CC[1]}")
+        if not by_name:
+            evidence.append(f"{raw.name!r} is the PPU model code {skus.model_code(raw.name)!r}")
 
-    sku = skus.sku_for_name(raw.name)
     if sku is not None:
         return DeviceMatch(specificity=rule.specificity, capabilities=archs.capabilities_for(sku.arch),
                            sku=sku.facts, evidence="; ".join(evidence))

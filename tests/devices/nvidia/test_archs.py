@@ -274,6 +274,14 @@ def test_arch_specific_instructions_are_the_a_target_ones():
     assert any(archs.is_arch_specific(i) for i in T["sm_120a"].mma)
 
 
+def test_no_nvidia_target_is_named_for_bf16_into_f16_accumulation():
+    # PTX ISA mma / wgmma / tcgen05: bf16 accumulates into .f32 only.
+    v = supports(T["sm_90a"], activation="bf16", weight="s4", accumulator="f16", catalog=archs.ALL)
+    assert not v.ok and not any("runs on:" in a for a in v.alternatives), v.alternatives
+    w = supports(T["sm_90a"], activation="f16", weight="s4", accumulator="s32", catalog=archs.ALL)
+    assert not w.ok and not any("runs on:" in a for a in w.alternatives), w.alternatives
+
+
 # ---- parts -------------------------------------------------------------------------------------------------------
 SKU_FACTS = [  # (arch, driver name, table name, SMs, memory GiB, bandwidth TB/s)
     ("sm_75", "Tesla T4", "T4", 40, 16, 0.32),
@@ -318,3 +326,15 @@ def test_peak_rates_are_dense_and_per_dtype():
     assert dt.s8 not in b300.peak_dense_tflops and b300.peak_dense_tflops[dt.e2m1] > 2 * b300.peak_dense_tflops[dt.e4m3]
     rtx4090 = T["sm_89"].sku("NVIDIA GeForce RTX 4090")
     assert rtx4090.peak_dense_tflops[dt.f16] * 2 == pytest.approx(rtx4090.peak_dense_tflops[dt.e4m3], rel=1e-3)
+
+
+def test_the_driver_name_orin_claims_only_facts_every_orin_module_shares():
+    # Every Jetson Orin module's GPU reports "Orin": AGX Orin 64GB (16 SMs, 64 GB, 204.8 GB/s) as well as Orin NX
+    # (8 SMs, 8-16 GB, 102.4 GB/s) and Orin Nano (4-8 SMs, 4-8 GB, 34-68 GB/s).
+    orin = T["sm_87"].sku("Orin")
+    assert orin is not None
+    assert (orin.sm_count, orin.memory_bytes, orin.memory_bandwidth, orin.l2_bytes) == (None, None, None, None)
+    assert "Orin NX" in orin.source.citation and "Orin Nano" in orin.source.citation
+    agx = next(s for s in T["sm_87"].skus if s.name == "Jetson AGX Orin 64GB")
+    assert agx.match_names == () and agx.sm_count == 16 and agx.memory_bytes == 64 * 2**30
+    assert T["sm_87"].largest_sm_count == 16  # a plan for sm_87 (no device present) still assumes the largest

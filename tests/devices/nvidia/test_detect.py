@@ -12,9 +12,9 @@ from cuda.bindings import driver as real_driver
 import humming.devices.nvidia as nvidia_plugin
 from humming.core import dtypes as dt
 import humming.devices.thead_ppu as ppu_plugin
-from humming.devices.device import RawDevice
+from humming.devices.device import DeviceDecline, DeviceMatch, RawDevice
 from humming.devices.manager import DeviceManager
-from humming.devices.nvidia import detect
+from humming.devices.nvidia import archs, detect
 
 OK = real_driver.CUresult.CUDA_SUCCESS
 ATTR = real_driver.CUdevice_attribute
@@ -125,26 +125,63 @@ def test_compute_capability_picks_the_target_and_name_the_part(name, cc, arch, p
     assert dev.target.arch == arch and dev.sku.name == part and dev.raw.attributes["sm_count"] == sms
 
 
-def test_an_unknown_cc_12_x_uses_the_nearest_older_target_at_lower_specificity():
-    raw = RawDevice(api="cuda", index=0, name="NVIDIA Future 12.3", compute_capability=(12, 3))
+@pytest.mark.parametrize("cc, arch", [((8, 8), "sm_87"), ((8, 1), "sm_80"), ((7, 6), "sm_75")])
+def test_an_unknown_minor_uses_the_nearest_older_plain_target_of_its_major_at_lower_specificity(cc, arch):
+    raw = RawDevice(api="cuda", index=0, name=f"NVIDIA Future {cc[0]}.{cc[1]}", compute_capability=cc)
     match = detect.probe(raw, {})
-    assert match.capabilities.target.arch == "sm_121a"
+    assert isinstance(match, DeviceMatch) and match.capabilities.target.arch == arch
     assert match.specificity == detect.SPECIFICITY_NEAREST < detect.SPECIFICITY
-    assert any("12.3" in n and "nearest older known target" in n for n in match.notes)
+    assert any(f"{cc[0]}.{cc[1]}" in n and "nearest older known target" in n for n in match.notes)
     (dev,) = manager([raw]).devices()
-    assert dev.target.arch == "sm_121a"
+    assert dev.target.arch == arch
 
 
-def test_a_new_major_version_falls_back_to_the_newest_target():
-    match = detect.probe(RawDevice(api="cuda", index=0, name="x", compute_capability=(13, 0)), {})
-    assert match.capabilities.target.arch == "sm_121a"
-
-
-def test_a_pre_turing_gpu_is_left_unclaimed():
-    raw = RawDevice(api="cuda", index=0, name="Tesla P100-PCIE-16GB", compute_capability=(6, 0))
-    assert detect.probe(raw, {}) is None
+@pytest.mark.parametrize("cc, nearest", [((9, 1), "sm_90a"), ((10, 2), "sm_100a"), ((10, 5), "sm_103a"),
+                                         ((11, 1), "sm_110a"), ((12, 2), "sm_121a"), ((12, 3), "sm_121a"),
+                                         ((13, 0), None), ((14, 0), None)])
+def test_an_unknown_cc_whose_only_older_targets_cannot_load_is_declined_with_the_reason(cc, nearest):
+    # An 'a' cubin runs on its own architecture only (PTX ISA, 'Architecture-specific features'), and any cubin only
+    # on its own major (CUDA Programming Guide, 'Binary Compatibility'): no target humming has can run here.
+    raw = RawDevice(api="cuda", index=0, name=f"NVIDIA Future {cc[0]}.{cc[1]}", compute_capability=cc)
+    decline = detect.probe(raw, {})
+    assert isinstance(decline, DeviceDecline), decline
+    with pytest.raises(LookupError) as err:
+        detect.target_for(cc)
+    reason = decline.reason
+    assert reason == str(err.value)
+    assert f"compute capability {cc[0]}.{cc[1]}" in reason and f"sm_{cc[0]}{cc[1]}" in reason
+    assert "humming 0.1.0" in reason and "NVRTC" in reason
+    if nearest is not None:
+        assert f"{nearest}, the nearest older target of major {cc[0]}" in reason and "is arch-specific" in reason
+    else:
+        assert f"no target of major {cc[0]}" in reason
+    assert "sm_110a" not in reason or nearest == "sm_110a"  # 10.x never falls to Thor through its 10.1 alias
     m = manager([raw])
     assert m.devices() == [] and m.unclaimed == [raw]
+    assert reason in m.unclaimed_reason(raw)
+
+
+def test_the_legacy_thor_alias_is_never_a_nearest_target():
+    assert (10, 1) in archs.LEGACY_CC and archs.BY_CC[(10, 1)] == "sm_110a"  # the alias itself still claims Thor
+    decline = detect.probe(RawDevice(api="cuda", index=0, name="NVIDIA Future 10.2", compute_capability=(10, 2)), {})
+    assert isinstance(decline, DeviceDecline) and "sm_100a" in decline.reason
+
+
+@pytest.mark.parametrize("cc, arch", sorted(archs.BY_CC.items()))
+def test_every_listed_compute_capability_keeps_its_target_at_full_specificity(cc, arch):
+    match = detect.probe(RawDevice(api="cuda", index=0, name="x", compute_capability=cc), {})
+    assert match.capabilities.target.arch == arch and match.specificity == detect.SPECIFICITY
+
+
+@pytest.mark.parametrize("name, cc", [("Tesla V100-SXM2-16GB", (7, 0)), ("Tesla P100-PCIE-16GB", (6, 0))])
+def test_a_pre_turing_gpu_is_left_unclaimed_with_the_reason(name, cc):
+    raw = RawDevice(api="cuda", index=0, name=name, compute_capability=cc)
+    decline = detect.probe(raw, {})
+    assert isinstance(decline, DeviceDecline)
+    assert "older than every NVIDIA target humming has" in decline.reason and "sm_75" in decline.reason
+    m = manager([raw])
+    assert m.devices() == [] and m.unclaimed == [raw]
+    assert decline.reason in m.unclaimed_reason(raw)
 
 
 def test_other_drivers_devices_are_not_claimed():
@@ -184,3 +221,11 @@ def test_a_ppu_reporting_cc_8_0_goes_to_the_ppu_plugin_not_to_sm80():
     assert detect.probe(raw, {}).specificity == detect.SPECIFICITY  # NVIDIA's generic claim exists ...
     (dev,) = manager([raw], ("nvidia", nvidia_plugin), ("thead_ppu", ppu_plugin)).devices()
     assert dev.plugin == "thead_ppu"  # ... and is out-ranked on vendor evidence
+
+
+def test_an_orin_nx_gets_no_agx_orin_memory_or_bandwidth_and_no_cut_down_note():
+    (dev,) = manager(enumerate_fake(FakeGpu("Orin", (8, 7), 8, memory=16 << 30))).devices()
+    assert dev.target.arch == "sm_87" and dev.sku is not None
+    assert dev.sku.memory_bytes is None and dev.sku.memory_bandwidth is None and dev.sku.sm_count is None
+    assert dev.raw.attributes["sm_count"] == 8 and dev.raw.attributes["memory_bytes"] == 16 << 30
+    assert not any("cut-down" in n for n in dev.notes), dev.notes

@@ -49,13 +49,31 @@ def test_a_ppu_name_claims_the_device_and_names_its_sku(name, env, specificity, 
     assert ("PPU_SDK" in match.evidence) == bool(env)
 
 
-def test_the_sdk_with_a_cc80_device_claims_it_below_a_name_but_above_nvidia():
-    match = detect.probe(raw("Accelerator 0", (8, 0)), SDK_ENV)
+def test_the_sdk_with_a_cc80_ppu_model_code_claims_it_below_a_name_prefix_but_above_nvidia():
+    match = detect.probe(raw("810E", (8, 0)), SDK_ENV)
     assert match is not None and match.specificity == 50
     assert NVIDIA_GENERIC < match.specificity < 100
     assert "PPU_SDK=/opt/simulated/PPU_SDK" in match.evidence and "8.0" in match.evidence
-    assert match.sku is None and match.capabilities is archs.CAPS_810E
-    assert any("not a known PPU" in n for n in match.notes)
+    assert "'810E' is the PPU model code" in match.evidence
+    unknown = detect.probe(raw("PPU-ZW990X", (8, 0)), SDK_ENV)  # a prefix is a PPU signal, whatever the model
+    assert unknown is not None and unknown.specificity == 120 and unknown.sku is None
+    assert match.sku is not None and match.sku.name == "Zhenwu 810E" and match.capabilities is archs.CAPS_810E
+
+
+@pytest.mark.parametrize("name", ["A100-SXM4-40GB", "A100-PCIE-40GB", "A800-SXM4-80GB", "A30", "Accelerator 0"])
+def test_the_sdk_never_claims_a_cc80_gpu_whose_name_merely_lacks_nvidia(name):
+    # Older drivers name an A100 'A100-SXM4-40GB' (Paddle's docstring: _gpuDeviceProperties(name='A100-SXM4-40GB',
+    # major=8, minor=0, ...)): no NVIDIA in the name is no evidence of a PPU.
+    assert detect.probe(raw(name, (8, 0)), SDK_ENV) is None
+
+
+@pytest.mark.skipif(_nvidia_plugin() is None, reason="humming.devices.nvidia has no hookimpls in this checkout yet")
+def test_an_a100_named_by_an_older_driver_stays_sm80_next_to_the_ppu_sdk():
+    a100 = raw("A100-SXM4-40GB")
+    m = DeviceManager(autoload=False, plugins=[("thead_ppu", thead_plugin), ("nvidia", _nvidia_plugin())],
+                      raw_devices=[a100], env=SDK_ENV)
+    (dev,) = m.devices()
+    assert dev.plugin == "nvidia" and dev.target.arch == "sm_80"
 
 
 @pytest.mark.parametrize("name,cc,env,why", [
@@ -64,6 +82,8 @@ def test_the_sdk_with_a_cc80_device_claims_it_below_a_name_but_above_nvidia():
     ("Accelerator 0", (9, 0), SDK_ENV, "the SDK is set but the device does not report CC 8.0"),
     ("NVIDIA A100-SXM4-80GB", (8, 0), SDK_ENV, "an NVIDIA-named device next to an installed SDK"),
     ("Tesla ZW810E", (8, 0), {}, "the model code inside a name is not a prefix: no substring matching"),
+    ("810E", (8, 0), {}, "a bare model code without the SDK"),
+    ("Tesla ZW810E", (8, 0), SDK_ENV, "the SDK with a model code inside a name: no substring matching"),
     ("PPU-ZW810E", (8, 0), {"PPU_SDK": "  "}, None),  # a blank PPU_SDK is not the SDK (the name still claims)
 ])
 def test_no_evidence_means_no_claim(name, cc, env, why):
