@@ -110,9 +110,9 @@ def select(suite: Suite, case: GemmCase) -> Selection:
         act = "16-bit" if case.weight_only else f"{case.activation}"
         return Selection(Status.SKIPPED, f"no kernel for {case.combination} ({case.weight} weights, {act} "
                          f"activations) yet; the capability offers {verdict.chosen.describe()}", verdict)
-    chain, why = suite.toolchain()
+    chain, status, why = suite.toolchain()
     if chain is None:
-        return Selection(Status.SKIPPED, f"cannot compile here: {why}", verdict)
+        return Selection(status, why, verdict)
     try:
         plan = tuner_for(suite).plan(problem_of(case), suite.caps, sm_count(suite))
         plan.spec.check_supported(suite.caps)
@@ -177,7 +177,10 @@ def run_numeric(suite: Suite, case: GemmCase, seed: int) -> dict[str, Any]:
 def compare(out: Any, x: Any, q: Any, case: GemmCase) -> dict[str, Any]:
     """Error statistics of ``out`` against the float64 reference of (x, q), under the case's tolerance.
 
-    ``margin`` is the worst |out - ref| / allowed over all elements (a pass is <= 1; NaN or inf is infinite).
+    ``nonfinite`` counts the outputs that are NaN or inf (each one a failure); ``max_abs``, ``max_rel`` and
+    ``margin`` (the worst |out - ref| / allowed; a pass is <= 1) are taken over the finite outputs, so one NaN
+    neither hides the largest finite error nor turns the statistics into numbers JSON cannot hold. ``bad``
+    counts both kinds of failure; ``worst_at`` is the first non-finite output, else the worst finite one.
     """
     import torch
 
@@ -189,12 +192,15 @@ def compare(out: Any, x: Any, q: Any, case: GemmCase) -> dict[str, Any]:
     tol = tolerances.tolerance(case.activation, case.weight, case.out)
     allowed = tol.bound(ref, tolerances.magnitude(xd, wd), case.shape.k)
     out = out.to(torch.float64)
-    diff = (out - ref).abs()
-    ratio = torch.where(torch.isfinite(diff), diff / allowed.clamp_min(1e-300), torch.full_like(diff, float("inf")))
-    worst = divmod(int(torch.argmax(ratio)), case.shape.n)
+    finite = torch.isfinite(out)
+    nonfinite = int((~finite).sum())
+    diff = torch.where(finite, (out - ref).abs(), torch.zeros_like(ref))  # non-finite outputs are counted apart
+    ratio = diff / allowed.clamp_min(1e-300)
+    flat = int((~finite).flatten().nonzero()[0]) if nonfinite else int(torch.argmax(ratio))
+    worst = divmod(flat, case.shape.n)
     return {"margin": float(ratio.max()), "max_abs": float(diff.max()),
-            "max_rel": float((diff / ref.abs().clamp_min(1e-30)).max()), "bad": int((ratio > 1).sum()),
-            "count": diff.numel(), "worst_at": list(worst), "worst_out": float(out[worst]),
+            "max_rel": float((diff / ref.abs().clamp_min(1e-30)).max()), "bad": int((ratio > 1).sum()) + nonfinite,
+            "nonfinite": nonfinite, "count": diff.numel(), "worst_at": list(worst), "worst_out": float(out[worst]),
             "worst_ref": float(ref[worst]), "tolerance": dataclasses.asdict(tol)}
 
 

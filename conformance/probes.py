@@ -12,12 +12,12 @@ with its own compiler log.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from humming.capabilities.model import MmaInstruction
 from humming.devices.toolchain import Toolchain
+from conformance.runner import TimedOut, run_bounded
 
 KERNEL = "humming_probe"  # the entry name the hook contract fixes
 
@@ -46,7 +46,11 @@ class Probe:
 
 
 def collect(manager: Any, caps: Any) -> list[Probe]:
-    """Ask the declaring plugin for every instruction's probe (a raise is recorded, never propagated)."""
+    """Ask the declaring plugin for every instruction's probe (a raise is recorded, never propagated).
+
+    Only None means "no probe"; any other answer that is neither a str nor an object with a str ``source`` (an
+    InstructionProbe) is the plugin's bug, recorded as a TypeError so that the instruction's case fails.
+    """
     out = []
     for instr in caps.mma:
         p = Probe(instr, instruction_id(instr))
@@ -61,6 +65,12 @@ def collect(manager: Any, caps: Any) -> list[Probe]:
         elif got is not None and isinstance(getattr(got, "source", None), str):
             p.source, p.launch = got.source, got  # a richer answer: source plus how to launch and check it
             p.kernel = getattr(got, "kernel", KERNEL) or KERNEL
+        elif got is not None:
+            what = type(got).__name__ + (f" with a {type(got.source).__name__} source" if hasattr(got, "source")
+                                         else "")
+            p.error = TypeError(f"humming_instruction_probe returned a {what} for {instr.describe()}; it must return "
+                                "the CUDA source as a str, a humming.devices.probe.InstructionProbe, or None when "
+                                "the plugin has no probe for the instruction")
         out.append(p)
     return out
 
@@ -110,14 +120,18 @@ def _compile_group(toolchain: Toolchain, target: Any, group: Sequence[tuple[int,
 
 
 def compile_all(toolchain: Toolchain, target: Any, probes: Sequence[Probe], workers: int = 1,
-                chunk: int = 48) -> None:
+                chunk: int = 48, timeout_s: float = 900.0) -> None:
     """Compile every probe that has a source, in batches of up to ``chunk``, ``workers`` batches at a time.
 
-    NVRTC releases the GIL while it compiles, so threads run batches in parallel.
+    NVRTC releases the GIL while it compiles, so threads run batches in parallel. A batch still compiling after
+    ``timeout_s`` gives each of its probes a TimedOut error.
     """
     ready = [(i, p) for i, p in enumerate(probes) if p.source is not None and p.error is None]
     alone = [[item] for item in ready if not _batchable(item[1].source or "")]
     together = [item for item in ready if _batchable(item[1].source or "")]
     groups = alone + [together[j:j + chunk] for j in range(0, len(together), chunk)]
-    with ThreadPoolExecutor(max(1, workers)) as pool:
-        list(pool.map(lambda g: _compile_group(toolchain, target, g), groups))
+    done = run_bounded(lambda g: _compile_group(toolchain, target, g), groups, workers, timeout_s)
+    for group, got in zip(groups, done):
+        if isinstance(got, TimedOut):
+            for _i, p in group:
+                p.binary, p.error = None, got

@@ -12,8 +12,12 @@ Schema ``humming.conformance/1``::
      "summary": {"pass", "fail", "unsupported", "skipped"}, "by_level": {level: summary},
      "cases": [{"id", "level", "status", "reason", "params", "error", "details", "duration_s", "repro"}]}
 
-``error`` is the numeric error statistics of a case (max_abs, max_rel, margin = worst |diff| / allowed, and
-the tolerance); ``repro`` is the command line that runs the case alone.
+``error`` is the numeric error statistics of a case (max_abs, max_rel, margin = worst |diff| / allowed, each
+over the finite outputs; nonfinite = how many outputs were NaN or inf; the tolerance); ``repro`` is the command
+line that runs the case alone.
+
+The report is standard JSON (RFC 8259): a number that is NaN or infinite anywhere in it (a perf figure, a
+probe's sample values) is written as ``null``.
 """
 
 from __future__ import annotations
@@ -21,13 +25,17 @@ from __future__ import annotations
 import datetime
 import hashlib
 import importlib.metadata
+import itertools
 import json
+import math
 import platform
 import re
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
+from humming.errors import InvalidInputError
 from conformance.runner import LEVELS, Status, SuiteRun
 
 SCHEMA = "humming.conformance/1"
@@ -97,8 +105,19 @@ def _driver_version() -> str | None:
         return None
 
 
+def finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float replaced by None, in nested dicts, lists and tuples."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
 def build(run: SuiteRun, command: str = "") -> dict[str, Any]:
-    """The JSON report of one run (schema in the module docstring)."""
+    """The JSON report of one run (schema in the module docstring); standard JSON, NaN and inf written as null."""
     suite, caps = run.suite, run.suite.caps
     try:
         plugin = suite.manager.plugin_of(caps.target)
@@ -110,7 +129,7 @@ def build(run: SuiteRun, command: str = "") -> dict[str, Any]:
         device = {"index": d.index, "name": d.name, "sku": d.sku.name if d.sku else None,
                   "attributes": {k: v for k, v in d.raw.attributes.items()}, "uuid": d.raw.uuid}
     by_level = {lv: run.counts(lv) for lv in run.levels}
-    return {
+    return finite({
         "schema": SCHEMA,
         "created": datetime.datetime.fromtimestamp(run.started, datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": command or suite.command,
@@ -126,7 +145,7 @@ def build(run: SuiteRun, command: str = "") -> dict[str, Any]:
         "summary": run.counts(),
         "by_level": by_level,
         "cases": [r.to_json() for r in run.results],
-    }
+    })
 
 
 # ---- markdown -----------------------------------------------------------------------------------------------------
@@ -139,9 +158,11 @@ def _error_cell(err: dict[str, Any] | None) -> str:
     if not err:
         return ""
     parts = []
-    if "margin" in err:
+    if err.get("nonfinite"):
+        parts.append(f"{err['nonfinite']} non-finite")
+    if err.get("margin") is not None:
         parts.append(f"margin {err['margin']:.3g}")
-    if "max_abs" in err:
+    if err.get("max_abs") is not None:
         parts.append(f"max abs {err['max_abs']:.3g}")
     for key in ("bandwidth_tbs", "tflops", "us", "roofline_fraction"):
         if key in err and err[key] is not None:
@@ -222,16 +243,57 @@ def _grouped(cases: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]
     return out
 
 
+def check_folder(folder: str | Path) -> Path:
+    """Create ``folder`` if needed and make sure a report can be written there, before any case runs.
+
+    Raises InvalidInputError naming the folder and the reason (a file of that name, no permission).
+    """
+    path = Path(folder)
+    try:
+        if path.exists() and not path.is_dir():
+            raise NotADirectoryError(f"{path} is a file, not a folder")
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".conformance-", suffix=".tmp"):
+            pass  # creating a file is what write() will need
+    except OSError as exc:
+        raise InvalidInputError(f"--report {str(folder)!r}: cannot write reports there ({exc}); pass a folder "
+                                "you can create files in (it is created when missing)") from None
+    return path
+
+
+def report_stem(report: dict[str, Any]) -> str:
+    """``conformance-<arch>-<vendor>[-device<N>]-<YYYY-MM-DD>T<HHMMSS>Z``: the target, the device and the run's
+    start (UTC) tell two reports apart (two vendors may declare one arch; a pytest session reports each target
+    and each device)."""
+    t, dev = report["target"], report.get("device")
+    when = datetime.datetime.fromisoformat(report["created"]).astimezone(datetime.timezone.utc)
+    parts = ["conformance", t["arch"], t["vendor"]] + ([f"device{dev['index']}"] if dev else [])
+    return "-".join(parts + [when.strftime("%Y-%m-%dT%H%M%SZ")])
+
+
 def write(report: dict[str, Any], folder: str | Path) -> tuple[Path, Path]:
-    """Write ``<folder>/conformance-<arch>-<YYYY-MM-DD>.json`` and ``.md``; returns both paths."""
+    """Write ``<folder>/<report_stem>.json`` and ``.md`` and return both paths; never overwrites a report.
+
+    A stem already taken (two runs in one second) gets ``-2``, ``-3`` ...
+    """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    day = report["created"][:10]
-    stem = f"conformance-{report['target']['arch']}-{day}"
-    json_path, md_path = folder / f"{stem}.json", folder / f"{stem}.md"
-    json_path.write_text(json.dumps(report, indent=1, default=str) + "\n")
-    md_path.write_text(markdown(report))
-    return json_path, md_path
+    base = report_stem(report)
+    body = json.dumps(report, indent=1, default=str, allow_nan=False) + "\n"
+    for n in itertools.count(1):
+        stem = base if n == 1 else f"{base}-{n}"
+        json_path, md_path = folder / f"{stem}.json", folder / f"{stem}.md"
+        if md_path.exists():
+            continue
+        try:
+            with open(json_path, "x") as f:  # "x": created here, or FileExistsError; never replaced
+                f.write(body)
+        except FileExistsError:
+            continue
+        with open(md_path, "x") as f:
+            f.write(markdown(report))
+        return json_path, md_path
+    raise AssertionError("itertools.count ended")  # unreachable; keeps the return type honest
 
 
 def validate(report: dict[str, Any]) -> list[str]:

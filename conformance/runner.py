@@ -6,10 +6,13 @@ Every case ends in exactly one of four states:
 - ``fail``: it ran and missed, or anything raised that is not one of the two answers below;
 - ``unsupported``: humming answered that the capability says no, naming the missing feature (a Verdict without
   paths, or an UnsupportedError whose ``missing`` is not empty);
-- ``skipped``: it cannot run here (no device, no toolchain, no kernel yet), with the reason.
+- ``skipped``: it cannot run here (no device, no toolchain, no kernel yet, no nvdisasm that reads the cubin for
+  a SASS check), with the reason.
 
 An exception is never turned into ``unsupported`` or ``skipped`` by its type alone: level code raises ``Skip``
-on purpose, and only an UnsupportedError that names what is missing counts as the capability's answer.
+on purpose, and only an UnsupportedError that names what is missing counts as the capability's answer. A
+plugin's toolchain hook or ``availability()`` that raises fails the cases that need it; only availability()
+answering ``(False, why)`` skips them.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ import enum
 import fnmatch
 import importlib
 import os
+import queue
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 from humming import knobs
 from humming.capabilities.model import DeviceCapabilities, Target
@@ -109,6 +114,7 @@ class Suite:
     progress: bool | None = None  # None: knobs.progress and stderr is a terminal
     command: str = ""  # the command that selects this target, for repro lines ("humming conformance --target sm_90a")
     timeout_s: float = 300.0  # the longest one device case may take (numeric, perf) before it is a failure
+    compile_timeout_s: float = 900.0  # the longest one compile (a probe batch, a kernel) may take: declare, compile
 
     @property
     def target(self) -> Target:
@@ -125,20 +131,50 @@ class Suite:
         return self.pattern is None or fnmatch.fnmatchcase(case_id, self.pattern)
 
     def repro(self, case_id: str, level: str) -> str:
-        base = self.command or f"humming conformance --target {self.caps.target.arch}"
-        return f"{base} --level {level} --case '{case_id}'"
+        """The command line that runs this one case again: the same target, case set and level."""
+        base = self.command or target_command(self.manager, self.caps)
+        cases = f" --cases {self.case_set}" if self.case_set != "core" else ""  # its ids exist in that set only
+        return f"{base}{cases} --level {level} --case '{case_id}'"
 
-    def toolchain(self) -> tuple[Any, str]:
-        """(the target's toolchain, "") when it can compile here, else (None, why not)."""
+    def toolchain(self) -> tuple[Any, Status | None, str]:
+        """(the target's toolchain, None, "") when it can compile here, else (None, the cases' status, the reason).
+
+        SKIPPED when it cannot compile here: availability() answers (False, why), or no plugin supplies one (an
+        UnsupportedError naming what is missing). FAIL when the hook or availability() raises anything else, or
+        availability() answers something other than (ok, why): a plugin's bug is never a skip.
+        """
         try:
             chain = self.manager.toolchain(self.caps.target)
-            ok, why = chain.availability()
         except Exception as exc:
-            return None, outcome_of(exc)[1]
-        return (chain, "") if ok else (None, why)
+            return None, *_toolchain_outcome(exc, "the toolchain hook")
+        try:
+            answer = chain.availability()
+        except Exception as exc:
+            return None, *_toolchain_outcome(exc, "the toolchain's availability()")
+        if not (isinstance(answer, (tuple, list)) and len(answer) == 2):
+            return None, Status.FAIL, (f"the toolchain's availability() returned {answer!r}; it must return "
+                                       "(True, '') or (False, 'why it cannot compile here')")
+        ok, why = answer
+        return (chain, None, "") if ok else (None, Status.SKIPPED, f"cannot compile here: {why}")
 
     def result(self, case_id: str, level: str, status: Status, reason: str = "", **kw: Any) -> CaseResult:
         return CaseResult(id=case_id, level=level, status=status, reason=reason, repro=self.repro(case_id, level), **kw)
+
+
+def target_command(manager: DeviceManager, caps: DeviceCapabilities) -> str:
+    """``humming conformance --target ARCH``, with ``--vendor`` when another plugin declares the same arch name
+    (the command refuses an ambiguous name)."""
+    arch = caps.target.arch
+    shared = sum(1 for c in manager.catalog() if c.target.arch == arch) > 1
+    return f"humming conformance --target {arch}" + (f" --vendor {caps.target.vendor}" if shared else "")
+
+
+def _toolchain_outcome(exc: BaseException, what: str) -> tuple[Status, str]:
+    """A toolchain that cannot be had: a skip when the answer names what is missing, else the plugin's failure."""
+    status, reason = outcome_of(exc)
+    if status in (Status.UNSUPPORTED, Status.SKIPPED):
+        return Status.SKIPPED, f"cannot compile here: {reason}"
+    return Status.FAIL, f"{what} raised {reason}"
 
 
 # ---- progress ------------------------------------------------------------------------------------------------------
@@ -175,6 +211,63 @@ class Progress:
 
 # ---- running -------------------------------------------------------------------------------------------------------
 LevelFn = Callable[[Suite], list[CaseResult]]
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class TimedOut(TimeoutError):
+    """A call that did not finish within its time bound (Suite.compile_timeout_s); its thread was left behind."""
+
+
+def run_bounded(fn: Callable[[T], R], items: Sequence[T], workers: int, timeout_s: float) -> list[R | TimedOut]:
+    """``[fn(item) for item in items]`` on up to ``workers`` threads, with each call bounded in time.
+
+    A call still running ``timeout_s`` after it started gets a TimedOut in its place, and a fresh thread takes
+    its slot. Python cannot stop a thread, so the stuck one is a daemon: it does not keep the process alive.
+    (A vendor compiler in process, or one that waits on a subprocess without a timeout, would otherwise hang
+    the declare and compile levels with no report.) An exception ``fn`` raises is raised here.
+    """
+    todo: "queue.SimpleQueue[int]" = queue.SimpleQueue()
+    for i in range(len(items)):
+        todo.put(i)
+    results: dict[int, Any] = {}
+    started: dict[int, float] = {}
+    cond = threading.Condition()
+
+    def work() -> None:
+        while True:
+            try:
+                i = todo.get_nowait()
+            except queue.Empty:
+                return
+            with cond:
+                started[i] = time.monotonic()
+            try:
+                got: Any = fn(items[i])
+            except BaseException as exc:  # handed to the caller's thread below
+                got = exc
+            with cond:
+                results.setdefault(i, got)  # a late answer after TimedOut is dropped
+                cond.notify()
+
+    def spawn() -> None:
+        threading.Thread(target=work, daemon=True, name="conformance-compile").start()
+
+    for _ in range(max(1, min(workers, len(items)))):
+        spawn()
+    with cond:
+        while len(results) < len(items):
+            now = time.monotonic()
+            for i, t0 in started.items():
+                if i not in results and now - t0 > timeout_s:
+                    results[i] = TimedOut(f"it did not finish in {timeout_s:g} s (a hung compiler?)")
+                    spawn()  # the stuck thread keeps its slot; the rest of the queue needs another
+            running = [t0 for i, t0 in started.items() if i not in results]
+            cond.wait(timeout=max(0.05, min(running) + timeout_s - now) if running else 1.0)
+    for got in results.values():
+        if isinstance(got, BaseException) and not isinstance(got, TimedOut):
+            raise got
+    return [results[i] for i in range(len(items))]
 
 
 def level_function(level: str) -> LevelFn:
@@ -182,6 +275,18 @@ def level_function(level: str) -> LevelFn:
     if level not in LEVELS:
         raise InvalidInputError(f"unknown conformance level {level!r}; levels: {', '.join(LEVELS)}")
     return importlib.import_module(f"conformance.levels.{level}").run  # type: ignore[no-any-return]
+
+
+def case_ids(suite: Suite, level: str) -> list[str]:
+    """The ids of ``level``'s cases that ``suite`` selects, without running (or compiling) anything."""
+    level_function(level)  # validates the name
+    return importlib.import_module(f"conformance.levels.{level}").case_ids(suite)  # type: ignore[no-any-return]
+
+
+def id_forms(level: str) -> tuple[str, ...]:
+    """What ``level``'s case ids look like (``compile/<preset>.<activation>/m<M>n<N>k<K>``), for messages."""
+    level_function(level)
+    return importlib.import_module(f"conformance.levels.{level}").ID_FORMS  # type: ignore[no-any-return]
 
 
 def expand_levels(levels: Iterable[str]) -> list[str]:

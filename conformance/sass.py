@@ -137,12 +137,30 @@ def expectation(instr: MmaInstruction) -> Expectation | None:
 
 
 # ---- disassembly --------------------------------------------------------------------------------------------
+class NotACubin(UnsupportedError):
+    """The binary is not an NVIDIA cubin (a PPU image, say): no SASS check applies to it."""
+
+
+class SassUnavailable(UnsupportedError):
+    """An NVIDIA cubin whose SASS cannot be read here: nvdisasm is not installed, or cannot read the cubin.
+
+    A SASS check that meets this has not run: conformance reports the case as skipped with ``reason``, never as
+    a pass.
+    """
+
+    @property
+    def reason(self) -> str:
+        """One line: what went wrong and how to get a working nvdisasm."""
+        first = str(self).splitlines()[0]
+        return first + (f" ({'; '.join(self.alternatives)})" if self.alternatives else "")
+
+
 @functools.lru_cache(maxsize=1)
 def nvdisasm_path() -> Path:
     """nvdisasm from the ``nvidia-cuda-nvdisasm`` wheel (found through its package metadata), else a CUDA toolkit
     (as cuda-pathfinder finds it, else on PATH).
 
-    Raises UnsupportedError saying how to install it when neither is there.
+    Raises SassUnavailable saying how to install it when neither is there.
     """
     try:
         for f in importlib.metadata.files(WHEEL) or ():
@@ -161,8 +179,8 @@ def nvdisasm_path() -> Path:
     found = found or shutil.which("nvdisasm")  # a CUDA toolkit on PATH (older cuda-pathfinder lacks the finder)
     if found:
         return Path(found)
-    raise UnsupportedError("nvdisasm is not installed, so SASS checks cannot run",
-                           missing=["nvdisasm"], alternatives=[f"pip install {WHEEL} (it is in humming's [test] extra)"])
+    raise SassUnavailable("nvdisasm is not installed, so SASS checks cannot run",
+                          missing=["nvdisasm"], alternatives=[f"pip install {WHEEL} (it is in humming's [test] extra)"])
 
 
 def elf_machine(binary: bytes) -> int | None:
@@ -173,21 +191,25 @@ def elf_machine(binary: bytes) -> int | None:
 
 
 def disassemble(cubin: bytes) -> str:
-    """The SASS text of an NVIDIA cubin. UnsupportedError for a binary that is not one (a PPU image)."""
+    """The SASS text of an NVIDIA cubin.
+
+    Raises NotACubin for a binary that is not one (a PPU image), and SassUnavailable when nvdisasm is missing
+    or fails on it (an nvdisasm older than the cubin's architecture).
+    """
     machine = elf_machine(cubin)
     if machine != EM_CUDA:
         what = "not an ELF file" if machine is None else f"ELF e_machine {machine:#x}, not EM_CUDA ({EM_CUDA:#x})"
-        raise UnsupportedError(f"cannot disassemble this binary with nvdisasm: {what}",
-                               missing=["a disassembler for this binary format"])
+        raise NotACubin(f"cannot disassemble this binary with nvdisasm: {what}",
+                        missing=["a disassembler for this binary format"])
     tool = nvdisasm_path()
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()
         done = subprocess.run([str(tool), "-c", f.name], capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
-        raise UnsupportedError(f"nvdisasm failed (exit {done.returncode}): {done.stderr.strip()[:500]}",
-                               missing=["an nvdisasm that reads this cubin's architecture"],
-                               alternatives=[f"pip install -U {WHEEL}"])
+        raise SassUnavailable(f"nvdisasm failed (exit {done.returncode}): {' '.join(done.stderr.split())[:500]}",
+                              missing=["an nvdisasm that reads this cubin's architecture"],
+                              alternatives=[f"pip install -U {WHEEL}"])
     return done.stdout
 
 

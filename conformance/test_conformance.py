@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.conftest import manager, record
-from conformance.runner import Status, Suite, SuiteRun, run_suite
+from conformance.runner import Status, Suite, SuiteRun, run_suite, target_command
 
 
 def _run(level: str, suite: Suite, key: str) -> SuiteRun:
@@ -31,8 +31,8 @@ def _assert_no_failures(run: SuiteRun) -> None:
 
 def _suite(request: pytest.FixtureRequest, target: str) -> Suite:
     m = manager()
-    return Suite(m, m.capabilities(target), case_set=request.config.getoption("--conformance-set"),
-                 command=f"humming conformance --target {target}")
+    caps = m.capabilities(target)
+    return Suite(m, caps, case_set=request.config.getoption("--conformance-set"), command=target_command(m, caps))
 
 
 def test_declare(request: pytest.FixtureRequest, target: str) -> None:

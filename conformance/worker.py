@@ -3,8 +3,11 @@
 An illegal instruction leaves the CUDA context unusable for the rest of the process, and a hung kernel never
 returns; new silicon does both. The parent (``run_cases``) starts ``python -m conformance.worker``, sends it
 the job as one JSON line, and reads one JSON line per event: ``{"start": id}`` before a case and
-``{"result": {...}}`` after it. When the child dies or a case outlives its timeout, that case fails with the
-exit status and the tail of the child's stderr, and a fresh child carries on with the remaining cases.
+``{"result": {...}}`` after it. The events travel on the child's original stdout, which only the protocol
+writes: the child points fd 1 at stderr first, so a case's ``print`` or a device ``printf`` lands in the stderr
+tail the parent keeps, and never between two events. When the child dies or a case outlives its timeout, that
+case fails with the exit status and the tail of the child's stderr, and a fresh child carries on with the
+remaining cases.
 
 The child runs ``run_one(suite, case_id)`` of the level module (``conformance.levels.numeric`` or ``.perf``).
 """
@@ -43,6 +46,22 @@ def _collect(stream: Any, out: deque[str]) -> None:
 
 def _tail(lines: deque[str]) -> str:
     return "".join(lines)[-3000:]
+
+
+#: The events the child sends, and the type each carries.
+_EVENTS: dict[str, type] = {"start": str, "result": dict, "done": bool}
+
+
+def _event(line: str) -> dict[str, Any] | None:
+    """One protocol event, or None for a line that is not one (output that reached the channel anyway)."""
+    try:
+        event = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(event, dict) or len(event) != 1:
+        return None
+    key, value = next(iter(event.items()))
+    return event if key in _EVENTS and isinstance(value, _EVENTS[key]) else None
 
 
 def run_device_level(suite: Suite, level: str, ids: Sequence[str]) -> list[CaseResult]:
@@ -92,10 +111,9 @@ def run_cases(suite: Suite, level: str, ids: Sequence[str], *, label: str = "",
                 proc.wait()
                 why = f"the worker exited with status {proc.returncode}"
                 break
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                err_tail.append(line)  # a library printing to stdout: keep it as context
+            event = _event(line)
+            if event is None:
+                err_tail.append(line)  # not an event: keep it as context
                 continue
             if "start" in event:
                 current = event["start"]
@@ -146,11 +164,20 @@ def _device_healthy(device: Any) -> bool:
     return True
 
 
+def _protocol_channel() -> Any:
+    """The parent's pipe, kept for the events alone; fd 1 (print, printf, any C library) goes to stderr after this."""
+    sys.stdout.flush()
+    channel = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    return channel
+
+
 def main() -> int:
-    """The child: read the job, build the suite for the device, run each case, print one JSON line per event."""
+    """The child: read the job, build the suite for the device, run each case, send one JSON line per event."""
     import importlib
     import traceback
 
+    out = _protocol_channel()
     job = json.loads(sys.stdin.readline())
     from humming.devices.manager import get_manager
 
@@ -159,7 +186,6 @@ def main() -> int:
     caps = device.capabilities if device is not None else manager.capabilities(job["arch"], job["vendor"])
     suite = Suite(manager, caps, device=device, case_set=job["case_set"], command=job["command"], progress=False)
     module = importlib.import_module(job["module"])
-    out = sys.stdout
     for case_id in job["ids"]:
         out.write(json.dumps({"start": case_id}) + "\n")
         out.flush()

@@ -9,9 +9,11 @@ For each case ``compile/<case id>`` (conformance.cases), in order:
 4. its resources fit the capability's limits: registers per thread, threads per block, one CTA's registers per
    SM, static + dynamic shared memory per block; and the twin's own shared-memory figure agrees with the cubin's;
 5. its SASS holds the MMA the kernel's twin requires, natively (conformance.sass): HMMA.*.BF16 for a bf16
-   mma.sync kernel, and not an emulation.
+   mma.sync kernel, and not an emulation. Without an nvdisasm that reads the cubin the case is ``skipped``
+   ("compiles and fits; SASS not checked: ..."), never a pass.
 
-A failure after step 2 is always ``fail``: the selector chose a kernel the target cannot build or run.
+A failure after step 2 is always ``fail``: the selector chose a kernel the target cannot build or run; so is a
+compile that does not finish within ``Suite.compile_timeout_s``.
 """
 
 from __future__ import annotations
@@ -19,14 +21,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from conformance import cases as cases_mod
 from conformance import sass
-from conformance.runner import CaseResult, Progress, Status, Suite, error_text, outcome_of
+from conformance.runner import CaseResult, Progress, Skip, Status, Suite, error_text, outcome_of, run_bounded
 
 LEVEL = "compile"
+ID_FORMS = (f"{LEVEL}/<preset>.<activation>/m<M>n<N>k<K>",)
 
 
 @dataclasses.dataclass
@@ -37,6 +39,7 @@ class Built:
     error: BaseException | None = None
     problems: list[str] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
+    unchecked: str = ""  # why a check could not run here (no nvdisasm): the case is skipped, not passed
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
@@ -44,12 +47,16 @@ def required_instructions(spec: Any, caps: Any) -> list[Any]:
     """The declared MMA forms a spec's requirements are about, found without knowing the twin.
 
     Each requirement's ``check`` is asked of a copy of the capability table holding one instruction at a time:
-    the instructions that satisfy it alone are the forms the kernel issues.
+    the instructions that satisfy it alone are the forms the kernel issues. A requirement that holds with no
+    instruction at all (shared memory, a copy engine) is not about the MMA; one that every declared form meets
+    still is (a table with a single form).
     """
     found = []
     for req in getattr(spec, "requirements", lambda: ())():
+        if _holds(req, dataclasses.replace(caps, mma=())):
+            continue
         alone = [i for i in caps.mma if _holds(req, dataclasses.replace(caps, mma=(i,)))]
-        if alone and len(alone) < len(caps.mma):
+        if alone:
             found.append(alone)
     return [group[0] for group in found]
 
@@ -97,14 +104,20 @@ def check_resources(kernel: Any, spec: Any, caps: Any) -> tuple[list[str], list[
 
 
 def check_sass(kernel: Any, spec: Any, caps: Any) -> tuple[list[str], list[str], dict[str, Any]]:
-    """(problems, notes, details): the SASS must hold every MMA form the kernel's twin requires, natively."""
+    """(problems, notes, details): the SASS must hold every MMA form the kernel's twin requires, natively.
+
+    Raises Skip when the binary is an NVIDIA cubin but its SASS cannot be read here (no nvdisasm, or one too
+    old for the architecture): the check did not run, so the case must not pass.
+    """
     wanted = required_instructions(spec, caps)
     if not wanted:
-        return [], ["the twin names no MMA requirement; SASS not checked"], {}
+        return [], ["no requirement of the twin singles out a declared MMA form; SASS not checked"], {}
     try:
         per_kernel = sass.summaries(kernel.binary)
-    except Exception as exc:  # no nvdisasm, or not an NVIDIA cubin
+    except sass.NotACubin as exc:  # a PPU image: no SASS check applies
         return [], [f"SASS not checked: {str(exc).splitlines()[0]}"], {}
+    except sass.SassUnavailable as exc:
+        raise Skip(f"SASS not checked: {exc.reason}") from exc
     summary = per_kernel.get(getattr(kernel, "function", ""))
     if summary is None:  # the entry's name not found: judge the whole binary
         summary = {"mma": dict(sum((Counter(v["mma"]) for v in per_kernel.values()), Counter())),
@@ -143,12 +156,20 @@ def _build(spec: Any, chain: Any, caps: Any) -> Built:
     for check in (check_resources, check_sass):
         try:
             problems, notes, details = check(b.kernel, spec, caps)
+        except Skip as exc:
+            b.unchecked = str(exc)
+            continue
         except Exception as exc:  # a broken check is this kernel's failure, said plainly
             problems, notes, details = [f"{check.__name__} raised {outcome_of(exc)[1]}"], [], {}
         b.problems += problems
         b.notes += notes
         b.details.update(details if check is check_sass else {"resources": details})
     return b
+
+
+def case_ids(suite: Suite) -> list[str]:
+    """The ids of the selected cases of the suite's case set, in run order."""
+    return [i for i in (f"{LEVEL}/{c.id}" for c in cases_mod.gemm_cases(suite.case_set)) if suite.selected(i)]
 
 
 def run(suite: Suite) -> list[CaseResult]:
@@ -165,24 +186,24 @@ def run(suite: Suite) -> list[CaseResult]:
             runnable.append(c)
     chain = None
     if runnable:
-        chain, why = suite.toolchain()
+        chain, status, why = suite.toolchain()
         if chain is None:
             for c in runnable:
-                results[c] = suite.result(f"{LEVEL}/{c.id}", LEVEL, Status.SKIPPED, f"cannot compile here: {why}",
-                                          params=c.params(), details={"kernel": selections[c].describe()})
+                results[c] = suite.result(f"{LEVEL}/{c.id}", LEVEL, status or Status.FAIL, why, params=c.params(),
+                                          details={"kernel": selections[c].describe()})
             runnable = []
     specs = list(dict.fromkeys(s for c in runnable for s in selections[c].specs))
     built: dict[Any, Built] = {}
     if specs:
         progress = Progress(len(specs), f"compile {suite.caps.target.arch}", suite.progress)
 
-        def one(spec: Any) -> tuple[Any, Built]:
+        def one(spec: Any) -> Built:
             b = _build(spec, chain, suite.caps)
             progress.update()
-            return spec, b
+            return b
 
-        with ThreadPoolExecutor(max(1, min(suite.workers, len(specs)))) as pool:
-            built = dict(pool.map(one, specs))
+        got = run_bounded(one, specs, suite.workers, suite.compile_timeout_s)
+        built = {spec: b if isinstance(b, Built) else Built(error=b) for spec, b in zip(specs, got)}
         progress.close()
     for c in runnable:
         results[c] = _case_result(suite, c, selections[c], built)
@@ -192,7 +213,7 @@ def run(suite: Suite) -> list[CaseResult]:
 def _case_result(suite: Suite, case: cases_mod.GemmCase, sel: Any, built: dict[Any, Built]) -> CaseResult:
     case_id = f"{LEVEL}/{case.id}"
     details: dict[str, Any] = {"kernel": sel.describe(), "kernels": []}
-    problems, notes, seconds = [], [], 0.0
+    problems, notes, unchecked, seconds = [], [], [], 0.0
     for spec in sel.specs:
         b = built[spec]
         details["kernels"].append({"spec": spec.describe(), "key": getattr(b.kernel, "key", None), **b.details})
@@ -207,9 +228,14 @@ def _case_result(suite: Suite, case: cases_mod.GemmCase, sel: Any, built: dict[A
             return r
         problems += b.problems
         notes += b.notes
+        unchecked += [b.unchecked] if b.unchecked else []
     details["notes"] = notes
     if problems:
         r = suite.result(case_id, LEVEL, Status.FAIL, "; ".join(problems), params=case.params(), details=details)
+    elif unchecked:
+        # The same reason for every kernel of the run, so the summary shows it once.
+        r = suite.result(case_id, LEVEL, Status.SKIPPED, f"compiles and fits; {unchecked[0]}", params=case.params(),
+                         details=details)
     else:
         r = suite.result(case_id, LEVEL, Status.PASS, f"{sel.describe()}: compiles, fits, "
                          + ("; ".join(n for n in notes if "SASS" in n) or "SASS not checked"),

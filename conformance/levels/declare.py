@@ -10,7 +10,9 @@ Cases, with stable ids:
 - ``declare/probe/<instruction id>``: the plugin's micro-kernel for the instruction compiles for the target;
   where the target's binaries are NVIDIA cubins and the family is a PTX one, its SASS holds the instruction's
   own opcode class with its operand types (``conformance.sass``). An instruction ptxas only *emulates* (e4m3
-  mma.sync on sm_90a becomes F2FP unpacks + HMMA) fails, unless the table marks it ``emulated``.
+  mma.sync on sm_90a becomes F2FP unpacks + HMMA) fails, unless the table marks it ``emulated``; one the table
+  marks ``emulated`` fails when the SASS shows it native. Without an nvdisasm that reads the cubin (none
+  installed, or one older than the architecture) the probe is ``skipped``: a pass always means the SASS was read.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from conformance import sass
 from conformance.runner import CaseResult, Progress, Skip, Status, Suite, error_text, outcome_of
 
 LEVEL = "declare"
+ID_FORMS = (f"{LEVEL}/capability/<check>", f"{LEVEL}/probe/<instruction id>")
 
 
 # ---- the capability checks -------------------------------------------------------------------------------------
@@ -188,20 +191,36 @@ def _judge_probe(suite: Suite, p: probe_mod.Probe, listings: dict[int, dict[str,
         status, reason = outcome_of(p.error)
         if status is Status.UNSUPPORTED:
             status = Status.FAIL  # the table declared it; "the compiler says no" is the table being wrong
-        return suite.result(case_id, LEVEL, status, f"{p.instruction.describe()} does not compile for {arch}: {reason}",
+        what = "does not compile" if p.source is not None else "gets no probe: the plugin's probe hook failed"
+        return suite.result(case_id, LEVEL, status, f"{p.instruction.describe()} {what} for {arch}: {reason}",
                             params=_params(p), details={"error": error_text(p.error)})
     assert p.binary is not None, "compile_all left a probe with neither a binary nor an error"
-    listing = listings.get(id(p.binary))
-    emulated_ok = bool(getattr(p.instruction, "emulated", False))
-    if isinstance(listing, Exception) or listing is None:
-        why = str(listing).splitlines()[0] if listing else "no disassembly"
-        return suite.result(case_id, LEVEL, Status.PASS, f"compiles for {arch}; SASS not checked ({why})",
-                            params=_params(p), details={"sass": None})
-    finding = sass.judge_summary(p.instruction, listing.get(p.kernel, {}), arch=arch)
-    if finding is None:
+    if sass.expectation(p.instruction) is None:
         return suite.result(case_id, LEVEL, Status.PASS, f"compiles for {arch}; no SASS map for family "
                             f"{p.instruction.family} (not a PTX family)", params=_params(p), details={"sass": None})
+    listing = listings.get(id(p.binary))
+    if isinstance(listing, sass.NotACubin):
+        why = str(listing).splitlines()[0]
+        return suite.result(case_id, LEVEL, Status.PASS, f"compiles for {arch}; no SASS check applies ({why})",
+                            params=_params(p), details={"sass": None})
+    if isinstance(listing, sass.SassUnavailable):
+        # Not a pass: the check that catches an emulated form did not run. The reason is the same for every
+        # probe of the run, so the summary shows it once ("skipped x40: SASS not checked: ...").
+        return suite.result(case_id, LEVEL, Status.SKIPPED, f"compiles; SASS not checked: {listing.reason}",
+                            params=_params(p), details={"sass": None})
+    if isinstance(listing, Exception) or listing is None:
+        why = outcome_of(listing)[1] if listing is not None else "no disassembly was made for its binary"
+        return suite.result(case_id, LEVEL, Status.FAIL, f"compiles for {arch}, but reading its SASS failed: {why}",
+                            params=_params(p), details={"sass": None})
+    finding = sass.judge_summary(p.instruction, listing.get(p.kernel, {}), arch=arch)
+    assert finding is not None, "sass.expectation said a map exists, judge_summary found none"
     details = {"sass": {"status": finding.status, "expected": finding.expected.describe(), "found": list(finding.found)}}
+    emulated_ok = bool(getattr(p.instruction, "emulated", False))
+    if emulated_ok and finding.ok:
+        # Selection ranks an emulated form last, so a native one wrongly marked loses to slower paths.
+        return suite.result(case_id, LEVEL, Status.FAIL, f"{finding.message}, but the table marks it emulated: "
+                            "the tensor cores here run it natively, so drop emulated=True (and its emulation text)",
+                            params=_params(p), details=details)
     if finding.ok or (emulated_ok and finding.status == "emulated"):
         note = " (declared emulated)" if emulated_ok else ""
         return suite.result(case_id, LEVEL, Status.PASS, finding.message + note, params=_params(p), details=details)
@@ -214,7 +233,7 @@ def _disassemble(binaries: list[bytes], workers: int) -> dict[int, dict[str, dic
     def one(b: bytes) -> dict[str, dict] | Exception:
         try:
             return sass.summaries(b)
-        except Exception as exc:  # no nvdisasm, or not an NVIDIA cubin: the SASS check does not apply
+        except Exception as exc:  # _judge_probe tells "not a cubin" from "nvdisasm missing or failed" from a bug
             return exc
 
     with ThreadPoolExecutor(max(1, workers)) as pool:
@@ -233,24 +252,19 @@ def _probe_cases(suite: Suite) -> list[CaseResult]:
         results.append(r)
         progress.update(r)
 
-    try:
-        toolchain = suite.manager.toolchain(target)
-        ok, why = toolchain.availability()
-    except Exception as exc:
-        ok, why = False, f"no toolchain for {target}: {outcome_of(exc)[1]}"
+    toolchain, status, why = suite.toolchain()
     for p in [p for p in wanted if p.source is None and p.error is None]:
         done(suite.result(f"{LEVEL}/probe/{p.id}", LEVEL, Status.SKIPPED,
                           f"plugin {suite.manager.plugin_of(target)!r} supplies no probe for {p.instruction.describe()} "
                           "(implement humming_instruction_probe to have this claim checked)", params=_params(p)))
     runnable = [p for p in wanted if p.source is not None or p.error is not None]
-    if not ok:
+    if toolchain is None:
         for p in runnable:
-            done(suite.result(f"{LEVEL}/probe/{p.id}", LEVEL, Status.SKIPPED, f"cannot compile here: {why}",
-                              params=_params(p)))
+            done(suite.result(f"{LEVEL}/probe/{p.id}", LEVEL, status or Status.FAIL, why, params=_params(p)))
         progress.close()
         return results
     t0 = time.monotonic()
-    probe_mod.compile_all(toolchain, target, runnable, workers=suite.workers)
+    probe_mod.compile_all(toolchain, target, runnable, workers=suite.workers, timeout_s=suite.compile_timeout_s)
     unique = list({id(p.binary): p.binary for p in runnable if p.binary is not None}.values())
     listings = _disassemble(unique, suite.workers)
     share = (time.monotonic() - t0) / max(len(runnable), 1)
@@ -260,6 +274,13 @@ def _probe_cases(suite: Suite) -> list[CaseResult]:
         done(r)
     progress.close()
     return results
+
+
+def case_ids(suite: Suite) -> list[str]:
+    """The ids of the selected cases, in run order (the probes' ids come from the table, not from the plugin)."""
+    ids = [f"{LEVEL}/capability/{name}" for name in (*CHECKS, "device-limits")]
+    ids += [f"{LEVEL}/probe/{probe_mod.instruction_id(i)}" for i in suite.caps.mma]
+    return [i for i in ids if suite.selected(i)]
 
 
 def run(suite: Suite) -> list[CaseResult]:

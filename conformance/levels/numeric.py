@@ -29,6 +29,7 @@ from conformance.runner import CaseResult, Skip, Status, Suite, error_text, outc
 
 LEVEL = "numeric"
 PROBE = f"{LEVEL}/probe/"
+ID_FORMS = (f"{PROBE}<instruction id>", f"{LEVEL}/<preset>.<activation>/m<M>n<N>k<K>")
 
 
 def case_ids(suite: Suite) -> list[str]:
@@ -170,11 +171,18 @@ def _gemm_case(suite: Suite, case_id: str) -> CaseResult:
     if selection.status is not None:
         return suite.result(case_id, LEVEL, selection.status, selection.reason, params=params)
     got = gemm_api.run_numeric(suite, case, seed=_seed(case_id))
-    status = Status.PASS if got["margin"] <= 1.0 else Status.FAIL
-    reason = (f"within tolerance (worst error {got['margin']:.3g} of the allowed)" if status is Status.PASS else
-              f"{got['bad']} of {got['count']} outputs outside tolerance; worst {got['margin']:.3g}x the allowed "
-              f"at {got['worst_at']} (out {got['worst_out']:.6g}, ref {got['worst_ref']:.6g})")
-    stats = {k: got[k] for k in ("max_abs", "max_rel", "margin", "bad", "count")}
+    status = Status.PASS if got["margin"] <= 1.0 and not got["nonfinite"] else Status.FAIL
+    worst = f"at {got['worst_at']} (out {got['worst_out']:.6g}, ref {got['worst_ref']:.6g})"
+    if status is Status.PASS:
+        reason = f"within tolerance (worst error {got['margin']:.3g} of the allowed)"
+    elif got["nonfinite"]:
+        reason = (f"{got['nonfinite']} of {got['count']} outputs are NaN or inf, the first {worst}; "
+                  f"{got['bad'] - got['nonfinite']} finite outputs outside tolerance (worst {got['margin']:.3g}x "
+                  "the allowed)")
+    else:
+        reason = (f"{got['bad']} of {got['count']} outputs outside tolerance; worst {got['margin']:.3g}x the allowed "
+                  + worst)
+    stats = {k: got[k] for k in ("max_abs", "max_rel", "margin", "bad", "nonfinite", "count")}
     stats["tolerance"] = got["tolerance"]
     return suite.result(case_id, LEVEL, status, reason, params=params, error=stats,
                         details={"kernel": selection.describe(), "reference": "float64 on the CPU"})

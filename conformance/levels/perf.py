@@ -29,6 +29,8 @@ LEVEL = "perf"
 MMA_DTYPES = ("f16", "bf16", "tf32", "e4m3", "s8")
 MMA_SIZE = 8192
 COPY_BYTES = 2 << 30
+ID_FORMS = (f"{LEVEL}/bandwidth/copy", f"{LEVEL}/mma/<dtype>",
+            f"{LEVEL}/gemm/<preset>.<activation>/m<M>n<N>k<K>")
 FLUSH_BYTES = 512 << 20  # larger than any L2 in the catalog (H200: 50 MiB; B200: 126 MiB)
 
 #: Measurements a later case of the same worker reuses (the GEMM roofline needs the bandwidth and the rate).

@@ -4,21 +4,28 @@
     humming conformance --target sm_103a --level declare --level compile
     humming conformance --target all --json
 
-Exit status: 0 when no case failed, 1 when any did (2 for a usage error, from humming.cli). The suite itself
-lives in the ``conformance`` package of the source tree (``python -m conformance`` takes the same options).
+Exit status: 0 when no case failed, 1 when any did, 2 for a usage error found before any case runs (an unknown
+level, a ``--case`` that selects nothing, a ``--report`` folder that cannot be written), 3 when the suite itself
+broke (a humming bug, or a report it could not write after the run; the results are printed all the same). The
+suite lives in the ``conformance`` package of the source tree (``python -m conformance`` takes the same options).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import fnmatch
 import json
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
 from humming.errors import InvalidInputError
 
 LEVEL_CHOICES = ("declare", "compile", "numeric", "perf", "all")
+#: Exit statuses (module docstring); 2 comes from humming.cli for the InvalidInputError raised here.
+PASSED, FAILED, BROKEN = 0, 1, 3
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,7 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the case set: core (CI, minutes) or extended (more formats and shapes)")
     p.add_argument("--case", metavar="PATTERN", help="run only the cases whose id matches this glob "
                    "(e.g. 'compile/gptq_int4.*', as printed in a report's repro line)")
-    p.add_argument("--report", metavar="DIR", help="write conformance-<arch>-<date>.json and .md into DIR")
+    p.add_argument("--report", metavar="DIR", help="write a JSON and a markdown report per target into DIR "
+                   "(conformance-<arch>-<vendor>[-device<N>]-<UTC time>; never overwrites one)")
     p.add_argument("--json", action="store_true", help="print the JSON report(s) on stdout instead of a summary")
     p.add_argument("--jobs", type=int, default=0, help="parallel compiles (default: HUMMING_COMPILE_WORKERS, "
                    "else one per core)")
@@ -75,7 +83,7 @@ def _device(manager: Any, text: str) -> Any:
 
 def suites(args: argparse.Namespace, manager: Any = None) -> list[Any]:
     """One Suite per selected target (``--target all``: every catalog target)."""
-    from conformance.runner import Suite
+    from conformance.runner import Suite, target_command
     from humming.devices.manager import get_manager
 
     manager = manager or get_manager()
@@ -92,10 +100,38 @@ def suites(args: argparse.Namespace, manager: Any = None) -> list[Any]:
         d = devices[0]
         return [Suite(manager, d.capabilities, device=d, command=f"humming conformance --device {d.index}", **common)]
     if args.target == "all":
-        return [Suite(manager, caps, command=f"humming conformance --target {caps.target.arch}", **common)
-                for caps in manager.catalog()]
+        return [Suite(manager, caps, command=target_command(manager, caps), **common) for caps in manager.catalog()]
     caps = manager.capabilities(args.target, args.vendor)
-    return [Suite(manager, caps, command=f"humming conformance --target {caps.target.arch}", **common)]
+    return [Suite(manager, caps, command=target_command(manager, caps), **common)]
+
+
+def check_selection(args: argparse.Namespace, targets: list[Any], levels: list[str]) -> None:
+    """Refuse a ``--case`` pattern that selects no case of the levels to run on any target, saying what would."""
+    from conformance.runner import case_ids, expand_levels, id_forms
+
+    if args.case is None:
+        return
+    order = expand_levels(levels)
+    if any(case_ids(suite, lv) for suite in targets for lv in order):
+        return
+    arches = ", ".join(dict.fromkeys(s.caps.target.arch for s in targets))
+    hints = []
+    everything = [dataclasses.replace(s, pattern=None) for s in targets]
+    for lv in order:  # the level prefix left out: 'gptq_int4.*' for 'compile/gptq_int4.*'
+        prefixed = f"{lv}/{args.case}"
+        if any(fnmatch.fnmatchcase(i, prefixed) for s in everything for i in case_ids(s, lv)):
+            hints.append(f"--case '{prefixed}' (with the level prefix)")
+    others = [lv for lv in ("declare", "compile", "numeric", "perf") if lv not in order
+              and any(case_ids(s, lv) for s in targets)]
+    hints += [f"add --level {lv}" for lv in others]
+    if args.cases != "extended":
+        extended = [dataclasses.replace(s, case_set="extended") for s in targets]
+        if any(case_ids(s, lv) for s in extended for lv in order):
+            hints.append("add --cases extended (the pattern matches cases of that set)")
+    forms = ", ".join(f for lv in order for f in id_forms(lv))
+    raise InvalidInputError(f"--case {args.case!r} matches no case of the {', '.join(order)} level(s) on {arches}; "
+                            f"case ids begin with their level: {forms}"
+                            + (f"; these would select cases: {', or '.join(hints)}" if hints else ""))
 
 
 def _import_suite() -> None:
@@ -117,24 +153,60 @@ def _import_suite() -> None:
 
 
 def run(args: argparse.Namespace, manager: Any = None) -> int:
-    """Run the selected levels on every selected target; print, write reports, and return 1 if anything failed."""
+    """Run the selected levels on every selected target; print, write reports; the exit status (module docstring).
+
+    Everything a usage error can come from is checked before the first case runs, so an hour of numeric and
+    perf is never lost to a typo.
+    """
     _import_suite()
     from conformance import report as report_mod
-    from conformance.runner import run_suite
 
     levels = _levels(args)
-    reports = []
-    failed = False
-    for suite in suites(args, manager):
-        result = run_suite(suite, levels)
+    targets = suites(args, manager)
+    check_selection(args, targets, levels)
+    if args.report:
+        report_mod.check_folder(args.report)
+    reports: list[dict[str, Any]] = []
+    try:
+        return _run_targets(args, targets, levels, reports)
+    except Exception:  # after the checks above, anything raised is the suite's own failure, not the user's
+        traceback.print_exc()
+        print("conformance: the suite itself failed (a humming bug, please report it with the traceback above)"
+              + ("; the reports of the targets that finished follow" if reports and args.json else ""),
+              file=sys.stderr)
+        if reports and args.json:
+            _print_json(reports)
+        return BROKEN
+
+
+def _run_targets(args: argparse.Namespace, targets: list[Any], levels: list[str],
+                 reports: list[dict[str, Any]]) -> int:
+    """Run, report and print each target in turn; ``reports`` holds those finished (for a crash's output)."""
+    from conformance import report as report_mod
+    from conformance import runner
+
+    failed = lost = False
+    for suite in targets:
+        result = runner.run_suite(suite, levels)
         rep = report_mod.build(result, command=suite.command)
         reports.append(rep)
         failed = failed or bool(result.failed)
         if args.report:
-            json_path, md_path = report_mod.write(rep, args.report)
-            print(f"wrote {json_path} and {md_path}", file=sys.stderr)
+            try:
+                json_path, md_path = report_mod.write(rep, args.report)
+            except OSError as exc:  # the folder was fine before the run (a full disk, say): go on with the rest
+                lost = True
+                print(f"conformance: could not write the report for {suite.caps.target.arch} into {args.report}: "
+                      f"{exc}; its results are printed {'as JSON' if args.json else 'below'}", file=sys.stderr)
+            else:
+                print(f"wrote {json_path} and {md_path}", file=sys.stderr)
         if not args.json:
             print(report_mod.summary_text(rep))
     if args.json:
-        print(json.dumps(reports[0] if len(reports) == 1 else reports, indent=1, default=str))
-    return 1 if failed else 0
+        _print_json(reports)
+    return BROKEN if lost else FAILED if failed else PASSED
+
+
+def _print_json(reports: list[dict[str, Any]]) -> None:
+    # allow_nan=False: report.build already wrote every NaN / inf as null (JSON has no such numbers).
+    print(json.dumps(reports[0] if len(reports) == 1 else reports, indent=1, default=str, allow_nan=False))

@@ -77,3 +77,38 @@ def test_a_case_that_poisons_its_process_is_recorded_and_the_rest_run_in_a_fresh
     assert [r.status for r in results] == [Status.PASS, Status.FAIL, Status.PASS]
     assert results[1].reason == "illegal instruction"  # its own result, not a crash report
     assert results[0].details["pid"] == results[1].details["pid"] != results[2].details["pid"]
+
+
+def test_case_output_on_stdout_does_not_break_the_worker_protocol() -> None:
+    ids = ["numeric/print-number", "numeric/printf", "numeric/print-json", "numeric/ok"]
+    results = worker.run_cases(_suite(), "numeric", ids, module="tests.conformance.noisy_level")
+    assert [(r.id, r.status) for r in results] == [(i, Status.PASS) for i in ids], results
+    assert len({r.details["pid"] for r in results}) == 1  # one worker ran every case, each once
+
+
+def test_a_repro_line_carries_a_case_set_other_than_core() -> None:
+    manager = DeviceManager()
+    suite = Suite(manager, manager.capabilities("sm_80"), case_set="extended", progress=False)
+    assert suite.repro("compile/x", "compile") == ("humming conformance --target sm_80 --cases extended "
+                                                   "--level compile --case 'compile/x'")
+
+
+def test_run_bounded_keeps_order_and_gives_a_stuck_call_a_timeout_while_the_rest_finish() -> None:
+    import threading
+
+    from conformance.runner import TimedOut, run_bounded
+
+    release = threading.Event()
+
+    def work(x: int) -> int:
+        if x == 2:
+            release.wait(60)  # stuck
+        return x * 10
+
+    try:
+        got = run_bounded(work, [1, 2, 3, 4], workers=1, timeout_s=0.5)  # one worker: the rest wait behind 2
+    finally:
+        release.set()
+    assert got[0] == 10 and isinstance(got[1], TimedOut) and got[2:] == [30, 40]
+    with pytest.raises(ZeroDivisionError):
+        run_bounded(lambda x: 1 // x, [1, 0], workers=2, timeout_s=5)
