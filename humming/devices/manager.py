@@ -97,6 +97,13 @@ class DeviceManager:
             if allow and name not in allow:
                 continue
             self._register(name, plugin, "registered in code")
+        for name in allow:  # a typo there would otherwise read as "no GPU visible"
+            if name not in self._status:
+                installed = sorted({ep.name for ep in importlib.metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP)}
+                                   | {n for n, _ in plugins})
+                status = self._status[name] = PluginStatus(name, origin="HUMMING_PLUGINS")
+                self._problem(status, f"HUMMING_PLUGINS names {name!r}, but no plugin has that name (installed: "
+                                      f"{', '.join(installed) or 'none'})")
 
     # ---- loading ----------------------------------------------------------------------------------
     def _problem(self, status: PluginStatus, reason: str, detail: str = "") -> None:

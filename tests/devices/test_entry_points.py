@@ -63,3 +63,14 @@ def test_the_same_entry_point_seen_twice_is_loaded_once_and_reported_nowhere(on_
     m = DeviceManager(raw_devices=[], env={})
     assert [s.name for s in m.statuses() if s.name.startswith("nvidia")] == ["nvidia"]
     assert all(s.ok for s in m.statuses()), [s.reason for s in m.statuses()]
+
+
+def test_a_name_in_humming_plugins_that_matches_no_plugin_is_reported(on_path):
+    # A typo (HUMMING_PLUGINS=nvidai) used to leave "plugins: none ok" and "no GPU visible", with no word on why.
+    with knobs.scope(HUMMING_PLUGINS="nvidai,thead_ppu"):
+        m = DeviceManager(raw_devices=[], env={})
+    st = {s.name: s for s in m.statuses()}
+    assert st["thead_ppu"].ok and "nvidia" not in st
+    assert not st["nvidai"].ok
+    assert "HUMMING_PLUGINS names 'nvidai', but no plugin has that name" in st["nvidai"].reason
+    assert "nvidia" in st["nvidai"].reason  # the installed names, to pick from
