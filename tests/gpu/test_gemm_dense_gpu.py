@@ -64,6 +64,8 @@ EXTRA_FORMATS: dict[str, WeightFormat] = {
     "s4_g128_bf16": wf("s4", "group", "bf16", 128),
     "s4_g192": wf("s4", "group", "bf16", 192),  # groups no 128- or 256-deep stage fits (gemm_dense.groups_fit_stage)
     "u4_zp_g192": wf("u4", "group", "f16", 192, zp="int"),
+    "u4_zp_g32": wf("u4", "group", "f16", 32, zp="int"),  # GPTQ g32 at M = 1: group columns with zero-point rows
+    "s4_g32": wf("s4", "group", "bf16", 32),  # the constant zero in the dequant (parts of two k16 steps)
 }
 MS = (1, 7, 16, 33, 128, 1000, 4096)
 #: (N, K): N not a multiple of 64, K a multiple of 128 (group formats) or only of 64 (padded inside a
@@ -227,6 +229,18 @@ def test_groups_that_no_deep_stage_fits_run_on_shallower_stages(fmt_id: str, m: 
     # and on sm_80's (its code paths run here); K = 1152 is six groups and nine 128-k rows of the packing.
     plan = _run(fmt_id, dtypes.bf16, m, (1000, 1152), bias=True, out=dtypes.bf16, paths_of=paths_of)
     assert 192 % plan.spec.bk == 0, plan.spec.describe()
+
+
+@pytest.mark.parametrize("paths_of", [None, "sm_80"])
+@pytest.mark.parametrize("act", [dtypes.bf16, dtypes.f16])
+@pytest.mark.parametrize("fmt_id", ["u4_zp_g32", "s4_g32"])
+def test_one_token_group_columns_take_integer_codes_and_zero_points(fmt_id: str, act: dtypes.DType,
+                                                                    paths_of: str | None) -> None:
+    # dequant/route.cuh kGroupColumns at M = 1 beyond the FP4 formats of the matrix: four group parts a warp's stage,
+    # each in its own n8 column, with zero-point rows (GPTQ g32) or the constant zero; K = 1056 ends inside a stage,
+    # whose zero fill past K goes to the spread rows.
+    plan = _run(fmt_id, act, 1, (1000, 1056), bias=True, out=act, paths_of=paths_of)
+    assert plan.spec.one_token == 1, plan.spec.describe()
 
 
 # Split tiles: M = 1 / 16 take the decode form (the tile's first CTA waits for the others' partials: a cooperative
