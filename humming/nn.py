@@ -268,7 +268,8 @@ def load_quantized_linears(model: nn.Module, tensors: Mapping[str, torch.Tensor]
         raise InvalidInputError(f"load_quantized_linears: none of the model's {len(linears)} nn.Linear layers (e.g. "
                                 f"{linears[:2]}) has a quantized weight in the checkpoint (looked for "
                                 f"'<layer>.{marks[0]}'); do the model's module names match the checkpoint's keys?")
-    owned = [name for name, _ in chosen if name in _read_by_their_owner(model)]
+    owned_by_mha = set(_read_by_their_owner(model))
+    owned = [name for name, _ in chosen if name in owned_by_mha]
     if owned:
         raise InvalidInputError(f"load_quantized_linears: the checkpoint quantizes {', '.join(owned)}, which "
                                 "nn.MultiheadAttention reads by its weight instead of calling it, so a QuantLinear "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from humming.capabilities.model import DeviceCapabilities
 from humming.capabilities.query import Verdict
@@ -50,9 +50,13 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     return "\n".join(line.rstrip() for line in out)
 
 
-def catalog_rows(catalog: Sequence[DeviceCapabilities], plugin_of: dict[str, str], present: set[str]) -> list[list[str]]:
+def catalog_rows(catalog: Sequence[DeviceCapabilities], plugin_of: Mapping[tuple[str, str], str],
+                 present: set[tuple[str, str]] | None) -> list[list[str]]:
+    """One row per target (CATALOG_HEADER). ``plugin_of`` and ``present`` are keyed by (vendor, arch): two vendors
+    may declare the same arch name. ``present`` None: the claims could not be decided ("?")."""
     rows = []
     for caps in catalog:
+        key = (caps.target.vendor, caps.target.arch)
         features = [n for n, v in (("ldmatrix", caps.memory.ldmatrix), ("cp.async", caps.memory.cp_async),
                                    ("tma", caps.memory.bulk_tensor_copy), ("clusters", caps.memory.clusters),
                                    ("setmaxnreg", caps.memory.setmaxnreg), ("tmem", caps.memory.tensor_memory),
@@ -60,8 +64,8 @@ def catalog_rows(catalog: Sequence[DeviceCapabilities], plugin_of: dict[str, str
         rows.append([
             caps.target.arch + (" (preview)" if caps.preview else ""),
             caps.name,
-            plugin_of.get(caps.target.arch, "?"),
-            "yes" if caps.target.arch in present else "no",
+            plugin_of.get(key, "?"),
+            "?" if present is None else "yes" if key in present else "no",
             _kib(caps.limits.shared_memory_per_block_optin),
             ",".join(features) or "-",
             ",".join(h.dtype.name for h in caps.hidden_formats) or "-",

@@ -10,8 +10,6 @@ from humming.devices.device import RawDevice
 from humming.devices.manager import DeviceManager, get_manager
 from humming.errors import HummingError
 
-PRESENT = CATALOG_HEADER.index("present")
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("devices", help="list present devices (--all: every declared target)")
@@ -64,16 +62,9 @@ def unclaimed_json(raw: RawDevice, reason: str) -> dict:
 
 
 def _catalog_table(manager: DeviceManager, present: set[tuple[str, str]] | None) -> str:
-    rows = []
-    for caps in manager.catalog():
-        # One row at a time, so that plugin and presence are looked up by (vendor, arch), not by arch alone.
-        (row,) = catalog_rows([caps], {caps.target.arch: manager.plugin_of(caps.target)},
-                              {caps.target.arch} if present and (caps.target.vendor, caps.target.arch) in present
-                              else set())
-        if present is None:
-            row[PRESENT] = "?"
-        rows.append(row)
-    return table(rows, CATALOG_HEADER)
+    catalog = manager.catalog()
+    plugin_of = {(c.target.vendor, c.target.arch): manager.plugin_of(c.target) for c in catalog}
+    return table(catalog_rows(catalog, plugin_of, present), CATALOG_HEADER)
 
 
 def run(args: argparse.Namespace, manager: DeviceManager | None = None) -> int:

@@ -301,6 +301,7 @@ class DeviceManager:
             self.unclaimed, self._unclaimed_why = [], {}
             for raw in self.raw_devices():
                 claims, declines = self._claims(raw)
+                # asked after the claims: a plugin whose claim was refused is no longer ok
                 asked = [i.plugin_name for i in self._impls("humming_probe_device") if self._status[i.plugin_name].ok]
                 decided = decide(raw, claims, declines, asked, self._strict)
                 if isinstance(decided, Device):
