@@ -6,8 +6,9 @@
 2. a kernel family for the combination: today the dense WnA16 kernel (16-bit activations; its twin's
    ``ACTIVATIONS``); any other -> ``skipped`` "no kernel for W8A8 yet";
 3. the target's toolchain can compile here, else ``skipped`` with its availability() reason;
-4. the plugin's tuner plans the problem (the same call ``humming.gemm`` makes) and the spec's capability check
-   passes; humming's UnsupportedError naming what is missing -> ``unsupported``.
+4. the plugin supplies a tuner (``humming_tuner``), else ``skipped`` naming the hook; the tuner plans the problem
+   (the same call ``humming.gemm`` makes) and the spec's capability check passes; humming's UnsupportedError
+   naming what is missing -> ``unsupported``.
 
 ``run_numeric`` and ``time_gemm`` run a selected case on the device through the public op (``humming.gemm``),
 with the weight quantized by ``humming.core.quantized`` and packed by ``humming.core.packing``.
@@ -82,11 +83,15 @@ def has_kernel(case: GemmCase) -> bool:
 
 
 def tuner_for(suite: Suite) -> Any:
-    """The target's GEMM tuner, as its plugin's ``humming_tuner`` supplies it."""
+    """The target's GEMM tuner, as its plugin's ``humming_tuner`` supplies it.
+
+    A plugin without one skips the case: its table may well say yes, so "unsupported" (the table says no) would
+    misreport it; the skip names the hook to supply.
+    """
     tuner = suite.manager.tuner(suite.caps.target)
     if tuner is None:
-        raise UnsupportedError(f"plugin {suite.manager.plugin_of(suite.caps.target)!r} supplies no GEMM tuner for "
-                               f"{suite.caps.target}", missing=[f"humming_tuner for {suite.caps.target}"])
+        raise Skip(f"plugin {suite.manager.plugin_of(suite.caps.target)!r} supplies no GEMM tuner (humming_tuner) "
+                   f"for {suite.caps.target}: no kernel is planned for it")
     return tuner
 
 

@@ -73,6 +73,15 @@ def test_compile_cases_of_a_target_without_its_toolchain_are_skipped_with_its_re
                        for r in exa.values())
 
 
+def test_compile_cases_of_a_plugin_without_a_tuner_are_skipped_not_unsupported(unmarked: DeviceManager) -> None:
+    # The table says yes (sm_80 runs bf16 mma.sync) but the plugin plans no GEMM: "unsupported" would claim the
+    # table says no; a skip names the hook the vendor has not supplied.
+    got = by_id(run(unmarked, "sm_80", "compile", "compile/gptq_int4.bf16/m1n256k512"))
+    r = got["compile/gptq_int4.bf16/m1n256k512"]
+    assert r.status is Status.SKIPPED, (r.status, r.reason)
+    assert "humming_tuner" in r.reason and "sm_80" in r.reason
+
+
 def test_the_compile_sass_check_fails_a_kernel_that_lacks_the_mma_its_twin_requires() -> None:
     from humming.capabilities.model import DeviceCapabilities
     from humming.core import dtypes as dt
