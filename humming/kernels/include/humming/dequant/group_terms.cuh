@@ -105,20 +105,20 @@ struct GroupTerms {
   }
 
   // kGroupColumns (dequant/route.cuh), once a stage: acc += scale x part for the sums of the parts lane (g, t)
-  // holds. Part p sits in n8 column p x 8 / PARTS (memory/stage.cuh, the spread row), so the lane's columns 2t and
-  // 2t + 1 (elements e % 2 = 0, 1) hold parts 2t and 2t + 1 (8 parts), part t in column 2t (4), or part t / 2 in
+  // holds. Part p sits in n8 column p x 8 / PARTS (mma::GroupColumns), so the lane's columns 2t and 2t + 1
+  // (elements e % 2 = 0, 1) hold parts 2t and 2t + 1 (8 parts), part t in column 2t (4), or part t / 2 in
   // column 2t for even t (2); a column without a part is all zero and takes no FFMA, or the scale 0 (two parts:
   // a NaN or infinite scale times its zeros would make NaN).
   template <int PARTS, int PART_STEPS, class Acc, class Part>
   static HM_DEVICE void apply_columns(Acc& acc, const Part& part, const char* base, int wn, int wk, int lane) {
-    constexpr int STRIDE = 8 / PARTS;           // n8 columns from one part to the next
+    using Columns = mma::GroupColumns<PARTS>;
+    constexpr int STRIDE = Columns::kStride;
     constexpr int NQ = STRIDE == 1 ? 2 : 1;     // parts a lane holds
-    static_assert(PARTS * STRIDE == 8, "2, 4 or 8 parts");
     const int g = lane >> 2, t = lane & 3;
     u32 scale[NQ][FN][8];
 #pragma unroll
     for (int q = 0; q < NQ; ++q)
-      load_scales(base, wk * Cfg::kKStepsPerWarp + (2 * t + q) / STRIDE * PART_STEPS, wn, g, scale[q]);
+      load_scales(base, wk * Cfg::kKStepsPerWarp + Columns::part(2 * t + q) * PART_STEPS, wn, g, scale[q]);
 #pragma unroll
     for (int fn = 0; fn < FN; ++fn)
 #pragma unroll

@@ -76,13 +76,14 @@ struct Route {
                                       (kPartSteps == 4 || kPartSteps == 8);
   // The parts a warp's k16 steps of a stage hold (kAccScale).
   static constexpr int kParts = kPartSteps > 0 ? Cfg::kKStepsPerWarp / kPartSteps : 1;
-  // One token (M = 1) with 2, 4 or 8 parts a stage (groups of 16 or 32 k: NVFP4, MXFP4): part p's activations go
-  // to n8 column p x 8 / parts (the loader's spread rows) instead of all to column 0, whose seven neighbours the
-  // token leaves unused. The MMAs then sum every part of the stage into one set of accumulators, each part in its
-  // own column, and a lane scales only the sums in its own two columns, once a stage (GroupTerms::apply_columns):
-  // NVFP4 16 FFMA and 16 scale conversions a stage and n64 block where every lane scaled every part's column-0
-  // sums (64 each). The columns are added across the lanes once a tile (GroupTerms::fold_columns). Each part's sum
-  // is the same f32 sum of the same products as before (the other parts' columns add exact zeros).
+  // One token (M = 1) with 2, 4 or 8 parts a stage (groups of 16 or 32 k: NVFP4, MXFP4, MXINT4, integer codes in
+  // groups of 32 whose scales go on the partial sums): part p's activations go to n8 column p x 8 / parts (the
+  // loader's spread rows) instead of all to column 0, whose seven neighbours the token leaves unused. The MMAs then
+  // sum every part of the stage into one set of accumulators, each part in its own column, and a lane scales only the
+  // sums in its own two columns, once a stage (GroupTerms::apply_columns): NVFP4 16 FFMA and 16 scale conversions a
+  // stage and n64 block where every lane scaled every part's column-0 sums (64 each). The columns are added across
+  // the lanes once a tile (GroupTerms::fold_columns). Each part's sum is the same f32 sum of the same products as
+  // before (the other parts' columns add exact zeros).
   static constexpr bool kGroupColumns = HM_GROUP_COLUMNS && Cfg::kOneToken && kAccScale && !kZeroOnSums &&
                                         (kParts == 2 || kParts == 4 || kParts == 8) && !Cfg::kProducer &&
                                         !Cfg::kTmaA;

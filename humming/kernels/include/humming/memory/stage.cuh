@@ -152,7 +152,10 @@ struct ActivationLoader {
                 "a spread token row puts 2, 4 or 8 parts into n8 columns 0..7");
   static constexpr int CPR = Stage::BK / 8;
   // The tile row of chunk ck of row r.
-  static HM_DEVICE constexpr int row_of(int r, int ck) { return SPREAD == 0 ? r : (ck / SPREAD) % PARTS * (8 / PARTS); }
+  static HM_DEVICE constexpr int row_of(int r, int ck) {
+    if constexpr (SPREAD == 0) return r;
+    else return mma::GroupColumns<PARTS>::column((ck / SPREAD) % PARTS);
+  }
 
   // Spread: zeros in rows 0-7 of each of the STAGES tiles (the first at shared address a0, the next Stage::kBytes
   // on) wherever no chunk is copied. No copy ever writes those places, so this races with none, and the ring's

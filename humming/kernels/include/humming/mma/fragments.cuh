@@ -42,5 +42,16 @@ HM_DEVICE void load_a(u32 (&a)[4], u32 tile, int row0, int ks, int lane) {
   arch::ldmatrix_x4(a, tile + a_tile_offset<BK>(r, ck));
 }
 
+// One token's group parts as n8 columns (dequant/route.cuh kGroupColumns): part p of PARTS (2, 4 or 8) sits in n8
+// column p x 8 / PARTS. The activation loader puts it there (memory/stage.cuh, ActivationLoader::row_of) and
+// GroupTerms::apply_columns reads it back: this is the one place that says where.
+template <int PARTS>
+struct GroupColumns {
+  static_assert(PARTS == 2 || PARTS == 4 || PARTS == 8, "2, 4 or 8 parts in n8 columns 0..7");
+  static constexpr int kStride = 8 / PARTS;  // n8 columns from one part to the next
+  static HM_DEVICE constexpr int column(int part) { return part * kStride; }
+  static HM_DEVICE constexpr int part(int column) { return column / kStride; }
+};
+
 }  // namespace mma
 }  // namespace humming
