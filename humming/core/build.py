@@ -6,8 +6,8 @@ Two processes that miss at once both succeed: the second waits on the lock, then
 
 ``compile_many(specs)`` does the same for many specs at once (a layer's whole M range, a conformance run) on
 ``HUMMING_COMPILE_WORKERS`` threads (0: one per core); NVRTC releases the GIL, so threads scale without the
-start-up cost of processes (``processes=True`` spawns workers instead, for a toolchain that would serialise
-threads). A progress bar appears on a terminal once the batch has taken more than a second.
+start-up cost of processes (``processes=True`` starts worker processes instead, humming.core.compile_workers,
+for a toolchain that would serialise threads; the default when the disk cache is on). A progress bar appears on a terminal once the batch has taken more than a second.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import IO, Any, Sequence
 
 from humming import knobs
 from humming.capabilities.model import DeviceCapabilities, Target
-from humming.core import cache
+from humming.core import cache, compile_workers
 from humming.core.codegen import KernelSpec
 from humming.core.launcher import CompiledKernel
 from humming.devices.toolchain import Toolchain
@@ -239,20 +239,17 @@ class Progress:
 
 
 def workers() -> int:
-    """Threads compile_many uses: HUMMING_COMPILE_WORKERS, or one per CPU core when it is 0."""
+    """Workers compile_many uses: HUMMING_COMPILE_WORKERS, or when it is 0 one per CPU core this process may run on
+    (its affinity mask: a container's or a ``taskset``'s share, not the host's core count)."""
     n = knobs.compile_workers.get()
     if n < 0:
         raise InvalidInputError(f"HUMMING_COMPILE_WORKERS={n}: expected 0 (one per core) or a positive count")
-    return n or (os.cpu_count() or 1)
-
-
-def _compile_in_child(spec: KernelSpec) -> tuple[str, str, str | None, str | None] | None:
-    """Process-pool worker: compile and publish ``spec``; a failure comes back as plain strings (picklable)."""
+    if n:
+        return n
     try:
-        compile_spec(spec)
-    except CompileError as exc:
-        return str(exc).splitlines()[0], exc.log, exc.source_path, exc.repro
-    return None
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no affinity call on this platform
+        return os.cpu_count() or 1
 
 
 def compile_many(specs: Sequence[KernelSpec], *, toolchain: Toolchain | None = None,
@@ -260,8 +257,9 @@ def compile_many(specs: Sequence[KernelSpec], *, toolchain: Toolchain | None = N
                  processes: bool | None = None) -> list[CompiledKernel]:
     """Compile every spec (duplicates once), in parallel; the result is in the order of ``specs``.
 
-    ``processes=True`` compiles in worker processes (spawned: safe beside CUDA) that publish to the disk cache,
-    from which this process then reads each kernel; it needs the cache and the plugins' toolchains.
+    ``processes=True`` compiles in worker processes (fresh interpreters that import humming only: safe beside CUDA,
+    and they never re-run the caller's script; humming.core.compile_workers) that publish to the disk cache, from
+    which this process then reads each kernel; it needs the cache and the plugins' toolchains.
     ``None`` (the default) picks processes whenever they are possible: on the H200 host (16 cores, NVRTC 13.0,
     2026-12-02) a W4A16 layer's 4 kernels took 2.65 s cold in 4 threads and 0.64 s in 4 worker processes,
     because concurrent NVRTC compiles in one process do not scale (benchmarks/RESULTS.md).
@@ -287,23 +285,21 @@ def compile_many(specs: Sequence[KernelSpec], *, toolchain: Toolchain | None = N
                     failures.append((s, exc))
                 bar.step()
         elif processes:
-            import multiprocessing
+            def done(s: KernelSpec, answer: compile_workers.Answer) -> None:
+                if answer is None:
+                    results[s] = compile_spec(s)  # published by the worker: a disk hit
+                elif answer[0] == "fail":
+                    message, log, path, repro = answer[1:]
+                    failures.append((s, CompileError(message, log=log, source_path=path, repro=repro, spec=s)))
+                elif isinstance(answer[1], HummingError):
+                    failures.append((s, answer[1]))
+                else:
+                    raise answer[1]
+                bar.step()
 
-            context = multiprocessing.get_context("spawn")
-            with concurrent.futures.ProcessPoolExecutor(n, mp_context=context) as pool:
-                futures = {pool.submit(_compile_in_child, s): s for s in unique}
-                for fut in concurrent.futures.as_completed(futures):
-                    s = futures[fut]
-                    failed = fut.result()
-                    if failed is None:
-                        results[s] = compile_spec(s)  # published by the worker: a disk hit
-                    else:
-                        message, log, path, repro = failed
-                        failures.append((s, CompileError(message, log=log, source_path=path, repro=repro, spec=s)))
-                    bar.step()
+            compile_workers.compile_in_workers(unique, n, done)
         else:
             with concurrent.futures.ThreadPoolExecutor(n, thread_name_prefix="humming-compile") as pool:
-                # Not ``futures``: the process branch's futures carry _compile_in_child's result, not a kernel.
                 jobs = {pool.submit(compile_spec, s, toolchain=toolchain): s for s in unique}
                 for job in concurrent.futures.as_completed(jobs):
                     try:
