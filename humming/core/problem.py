@@ -47,7 +47,7 @@ class GemmProblem:
     def weight_bytes(self) -> int:
         """Codes, scales and zero points of W as the canonical format stores them (no padding)."""
         wf = self.weight
-        codes = self.n * (self.k * wf.dtype.bits + 7) // 8
+        codes = self.n * ((self.k * wf.dtype.bits + 7) // 8)  # each row of W rounded up to whole bytes
         cells = wf.scale.shape(self.n, self.k)
         count = cells[0] * cells[1]
         sbits = 8 if wf.scale.dtype.bits <= 8 else wf.scale.dtype.bits
