@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from humming.core import dtypes
 from humming.core.dtypes import DType
-from humming.core.formats import Granularity, WeightFormat, ZeroPointSpec
+from humming.core.formats import WeightFormat, ZeroPointSpec
 from humming.errors import InvalidInputError
 
 
@@ -45,7 +45,12 @@ class GemmProblem:
         return 2 * self.m * self.n * self.k
 
     def weight_bytes(self) -> int:
-        """Codes, scales and zero points of W as the canonical format stores them (no padding)."""
+        """The fewest bytes W's parts take, without padding: codes at their width, each row of W rounded up to whole
+        bytes; scales at their dtype's width (sub-byte scale dtypes at a byte each); integer zero points at the code
+        width on any grid (channel, group, block: ``count * bits`` rounded up once), float zero points like the
+        scales; a global scale as one f32. The dense packed layout (packing.pack) ships integer zero points in the
+        activation dtype, 2 bytes each (AWQ u4 g128: 4x the count here), so an integer-zero format's roofline
+        percentage is a little conservative beside a format without zero points."""
         wf = self.weight
         codes = self.n * ((self.k * wf.dtype.bits + 7) // 8)  # each row of W rounded up to whole bytes
         cells = wf.scale.shape(self.n, self.k)
@@ -54,7 +59,7 @@ class GemmProblem:
         scales = count * sbits // 8
         zeros = 0
         if wf.zero_point is ZeroPointSpec.INT:
-            zeros = count * wf.dtype.bits // 8 if wf.scale.granularity is Granularity.GROUP else count
+            zeros = (count * wf.dtype.bits + 7) // 8
         elif wf.zero_point is ZeroPointSpec.FLOAT:
             zeros = scales
         return codes + scales + zeros + (4 if wf.global_scale else 0)
