@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"root": str(found.root), "entries": found.entries, "bytes": found.entry_bytes,
                               "failed": found.failed, "other_formats": list(found.other_layouts),
-                              "disabled": found.disabled}, indent=1))
+                              "disabled": found.disabled, "problem": found.problem}, indent=1))
         else:
             print(found.describe())
         return 0

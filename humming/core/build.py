@@ -88,18 +88,19 @@ def compile_source(source: str, *, target: Target, name: str = "kernel.cu", incl
         "entry": entry, "spec": None if spec is None else spec.describe(),
         "headers": [p for p, _ in uk.headers],
     }
-    kernel: CompiledKernel | None  # None only between a disk miss and the compile that follows it
-    if not cache.enabled():
-        kernel = _compile(source, chain, target, name, includes + tuple(extra_options), name_expressions,
-                          uk.key, meta, spec, published=False)
-    else:
-        kernel = _from_disk(uk.key, spec)
-        if kernel is None:
-            with cache.lock(uk.key):
+    kernel = _from_disk(uk.key, spec) if cache.enabled() else None
+    if kernel is None:
+        # A cache folder that cannot be written (read-only, a file, full) gives no lock: compile, keep in memory.
+        held = cache.try_lock(uk.key) if cache.enabled() else None
+        try:
+            if held is not None:
                 kernel = _from_disk(uk.key, spec, warn=True)  # another process may have published meanwhile
-                if kernel is None:
-                    kernel = _compile(source, chain, target, name, includes + tuple(extra_options),
-                                      name_expressions, uk.key, meta, spec, published=True)
+            if kernel is None:
+                kernel = _compile(source, chain, target, name, includes + tuple(extra_options), name_expressions,
+                                  uk.key, meta, spec, published=held is not None)
+        finally:
+            if held is not None:
+                held.release()
     cache.memo_put(uk.key, kernel)
     return kernel
 
@@ -131,8 +132,8 @@ def _compile(source: str, chain: Toolchain, target: Target, name: str, extra: tu
     except CompileError as exc:
         saved = cache.save_failure(key, source, dict(meta, log=exc.log))
         first = str(exc).splitlines()[0]
-        # By key when the failure is kept in the cache; by path when the cache is off (a temporary folder).
-        unit = key if published else str(saved)
+        # By key when the failure is kept in the cache; by path when it is not (a temporary folder).
+        unit = key if saved.parent == cache.cache_root() / "failed" / key else str(saved)
         raise CompileError(f"{spec.describe()} did not compile: {first}" if spec is not None else first,
                            log=exc.log, source_path=str(saved), repro=f"python -m humming.tools.compile {unit}",
                            spec=spec) from None
@@ -141,7 +142,10 @@ def _compile(source: str, chain: Toolchain, target: Target, name: str, extra: tu
                 compile_seconds=round(seconds, 4), options=list(out.options))
     if published:
         keep = source if knobs.keep_source.get() else None
-        cache.publish(key, out.binary, meta, keep)
+        try:
+            cache.publish(key, out.binary, meta, keep)
+        except OSError as exc:  # a full disk, a quota: the kernel compiled, so return it unkept
+            cache.warn_unusable(exc)
     return CompiledKernel(key=key, binary=out.binary, target=target, function=function, log=out.log,
                           options=tuple(out.options), toolchain=out.toolchain, spec=spec, from_cache=False,
                           compile_seconds=seconds)

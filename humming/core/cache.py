@@ -50,7 +50,7 @@ _CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# humming kernel c
 
 
 class CacheWarning(UserWarning):
-    """A cache entry was unreadable or corrupt and is being compiled again."""
+    """A cache entry was unreadable or corrupt and is being compiled again, or the cache cannot be written."""
 
 
 def cache_root() -> Path:
@@ -246,6 +246,20 @@ def warn_corrupt(key: str, reason: str) -> None:
                   CacheWarning, stacklevel=3)
 
 
+_warned: set[tuple[str, int | None]] = set()
+
+
+def warn_unusable(exc: OSError) -> None:
+    """Say (once per cache folder and kind of error) that the cache cannot be written and kernels are not kept."""
+    root = cache_root()
+    if (str(root), exc.errno) in _warned:
+        return
+    _warned.add((str(root), exc.errno))
+    warnings.warn(f"humming kernel cache {root} cannot be written ({type(exc).__name__}: {exc}); kernels compile "
+                  "but are kept in this process only. Point HUMMING_CACHE_DIR at a folder this user can write, or "
+                  "set HUMMING_DISABLE_CACHE=1 to compile without a cache", CacheWarning, stacklevel=4)
+
+
 def _atomic_write(path: Path, data: bytes) -> None:
     # Not mkstemp: its 0600 would keep a cache warmed by one user (an image build) from every other user. Mode
     # 0666 less the umask is what any other file written here gets.
@@ -285,6 +299,17 @@ def lock(key: str) -> filelock.BaseFileLock:
     return filelock.FileLock(str(p), timeout=LOCK_TIMEOUT_S)
 
 
+def try_lock(key: str) -> filelock.BaseFileLock | None:
+    """``lock(key)``, acquired; None, with a CacheWarning, when the cache folder cannot hold it (or it timed out)."""
+    try:
+        held = lock(key)
+        held.acquire()
+    except OSError as exc:  # read-only, a file where the folder should be, a full disk; filelock.Timeout too
+        warn_unusable(exc)
+        return None
+    return held
+
+
 def publish(key: str, binary: bytes, meta: dict[str, Any], source: str | None = None) -> Entry:
     """Write an entry (call under ``lock(key)``): binary, then source, then the JSON that makes it visible."""
     p = paths(key)
@@ -299,12 +324,18 @@ def publish(key: str, binary: bytes, meta: dict[str, Any], source: str | None = 
 
 
 def save_failure(key: str, source: str, meta: dict[str, Any]) -> Path:
-    """Keep a unit that failed to compile (and how it was compiled); returns the saved .cu path."""
+    """Keep a unit that failed to compile (and how it was compiled); returns the saved .cu path: under the cache's
+    ``failed/<key>/``, or in a temporary folder when the cache is off or cannot be written."""
     if enabled():
-        folder = _ensure_root() / "failed" / key
-        folder.mkdir(parents=True, exist_ok=True)
-    else:
-        folder = Path(tempfile.mkdtemp(prefix=f"humming-failed-{key[:8]}-"))
+        try:
+            return _save_failure(_ensure_root() / "failed" / key, key, source, meta)
+        except OSError as exc:
+            warn_unusable(exc)
+    return _save_failure(Path(tempfile.mkdtemp(prefix=f"humming-failed-{key[:8]}-")), key, source, meta)
+
+
+def _save_failure(folder: Path, key: str, source: str, meta: dict[str, Any]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
     src = folder / "kernel.cu"
     _atomic_write(src, source.encode())
     _atomic_write(folder / "meta.json", json.dumps(dict(meta, key=key), indent=1, sort_keys=True).encode())
@@ -339,6 +370,7 @@ def memo_put(key: Hashable, value: Any) -> None:
 def clear_memo() -> None:
     """Forget every kernel this process has looked up or compiled (tests; after editing a header)."""
     _memo.clear()
+    _warned.clear()
     _scan_memo.clear()
     _closure_memo.clear()
 
@@ -352,6 +384,7 @@ class CacheInfo:
     failed: int
     other_layouts: tuple[str, ...]  # entry folders of other formats (from other humming versions)
     disabled: bool
+    problem: str | None = None  # why kernels cannot be kept there (not a folder, not writable), else None
 
     def describe(self) -> str:
         lines = [f"kernel cache: {self.root}" + (" (HUMMING_DISABLE_CACHE is set: not used)" if self.disabled else ""),
@@ -359,6 +392,8 @@ class CacheInfo:
                  f"  failed units kept: {self.failed}"]
         if self.other_layouts:
             lines.append(f"  folders of other cache formats: {', '.join(self.other_layouts)}")
+        if self.problem:
+            lines.append(f"  cannot be used: {self.problem}")
         return "\n".join(lines)
 
 
@@ -377,7 +412,22 @@ def info() -> CacheInfo:
                 size += f.stat().st_size
     failed = sum(1 for d in _files(root / "failed", "*") if d.is_dir())
     others = tuple(sorted(d.name for d in _files(root, "v*") if d.is_dir() and d.name != LAYOUT))
-    return CacheInfo(root, entries, size, failed, others, not enabled())
+    return CacheInfo(root, entries, size, failed, others, not enabled(), _problem(root))
+
+
+def _problem(root: Path) -> str | None:
+    """Why kernels cannot be kept under ``root`` (the first folder of it that exists decides), or None."""
+    there = root
+    while not there.exists() and there.parent != there:
+        there = there.parent
+    if there.exists() and not there.is_dir():
+        what = "is not a folder" if there == root else f"is below {there}, which is not a folder"
+    elif not os.access(there, os.W_OK | os.X_OK):
+        what = "is not writable by this user" if there == root else f"cannot be made in {there} (not writable)"
+    else:
+        return None
+    return (f"{root} {what}: kernels compile but are not kept; point HUMMING_CACHE_DIR at a folder this user can "
+            "write, or set HUMMING_DISABLE_CACHE=1")
 
 
 def clear() -> list[str]:

@@ -5,6 +5,7 @@ humming wrote, and the repro tool's fidelity."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -50,3 +51,66 @@ def test_cache_files_take_the_umask_modes_so_another_user_can_read_them(fresh, u
         assert _mode(cache.paths(key)[ext]) == want, ext
     saved = cache.save_failure("ef" * 16, "// unit\n", {"log": "x"})
     assert _mode(saved) == want and _mode(saved.with_name("meta.json")) == want
+
+
+# ---- an unusable cache: warn, name the folder and the knobs, keep the kernel ------------------------------------
+def _toy(**fields):
+    from humming.kernels.toy_axpy import ToyAxpySpec
+
+    return ToyAxpySpec(target=TARGET, **fields)
+
+
+def test_a_cache_root_that_is_a_file_warns_and_returns_the_kernel_uncached(tmp_path):
+    from humming.core.build import compile_spec
+
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder\n")
+    cache.clear_memo()
+    with knobs.scope(HUMMING_CACHE_DIR=str(afile)):
+        with pytest.warns(cache.CacheWarning) as caught:
+            kernel = compile_spec(_toy(vec=2))
+    text = str(caught[0].message)
+    assert str(afile) in text and "HUMMING_CACHE_DIR" in text and "HUMMING_DISABLE_CACHE" in text
+    assert not kernel.from_cache and kernel.binary and kernel.resources.registers
+    assert afile.read_text() == "not a folder\n"
+
+
+def test_a_publish_that_fails_warns_and_keeps_the_compiled_kernel(fresh, monkeypatch):
+    from humming.core.build import compile_spec
+
+    def full(path, data):
+        raise OSError(27, "File too large")
+
+    monkeypatch.setattr(cache, "_atomic_write", full)
+    with pytest.warns(cache.CacheWarning, match="File too large") as caught:
+        kernel = compile_spec(_toy(vec=4))
+    assert str(fresh) in str(caught[0].message)
+    assert not kernel.from_cache and kernel.binary
+    assert not list(fresh.rglob("*.json"))
+
+
+def test_a_compile_error_in_an_unusable_cache_is_still_the_compile_error(tmp_path):
+    from humming.core.build import compile_source
+    from humming.errors import CompileError
+
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    cache.clear_memo()
+    with knobs.scope(HUMMING_CACHE_DIR=str(afile)):
+        with pytest.warns(cache.CacheWarning), pytest.raises(CompileError, match="undefined_name") as caught:
+            compile_source('extern "C" __global__ void k(int* p) { p[0] = undefined_name; }\n', target=TARGET)
+    saved = Path(caught.value.source_path)
+    assert saved.is_file() and str(saved) in caught.value.repro  # kept in a temporary folder, named by path
+
+
+def test_cache_info_says_when_the_root_is_not_a_folder(tmp_path, capsys):
+    from humming.cli import main
+
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    with knobs.scope(HUMMING_CACHE_DIR=str(afile)):
+        assert main(["cache", "info"]) == 0
+        text = capsys.readouterr().out
+        assert "not a folder" in text and "HUMMING_CACHE_DIR" in text
+        assert main(["cache", "info", "--json"]) == 0
+        assert "not a folder" in json.loads(capsys.readouterr().out)["problem"]
