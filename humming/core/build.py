@@ -66,9 +66,10 @@ def compile_source(source: str, *, target: Target, name: str = "kernel.cu", incl
                    extra_options: Sequence[str] = (), name_expressions: Sequence[str] = (), entry: str | None = None,
                    toolchain: Toolchain | None = None, spec: KernelSpec | None = None) -> CompiledKernel:
     """Compile one unit through the cache. ``entry`` picks the kernel (default: the lowered first name
-    expression, or the binary's only kernel).
+    expression, or the binary's only kernel); it is not part of the key: one binary serves every entry of a unit.
 
     :raises CompileError: with the compiler log, the saved .cu path and a repro command.
+    :raises InvalidInputError: ``entry`` names no kernel of the unit.
     """
     chain = toolchain if toolchain is not None else toolchain_for(target)
     includes = tuple(f"-I{d}" for d in include_dirs)
@@ -78,7 +79,7 @@ def compile_source(source: str, *, target: Target, name: str = "kernel.cu", incl
     main_dir = (Path.cwd() / name).parent
     uk = cache.unit_key(source, target=target, toolchain_version=chain.version(), options=options,
                         include_dirs=search, main_dir=main_dir, name_expressions=name_expressions)
-    hit = cache.memo_get(uk.key)
+    hit = cache.memo_get((uk.key, entry))
     if hit is not None:
         return hit
     meta: dict[str, Any] = {
@@ -88,36 +89,38 @@ def compile_source(source: str, *, target: Target, name: str = "kernel.cu", incl
         "entry": entry, "spec": None if spec is None else spec.describe(),
         "headers": [p for p, _ in uk.headers],
     }
-    kernel = _from_disk(uk.key, spec) if cache.enabled() else None
+    kernel = _from_disk(uk.key, spec, name_expressions, entry) if cache.enabled() else None
     if kernel is None:
         # A cache folder that cannot be written (read-only, a file, full) gives no lock: compile, keep in memory.
         held = cache.try_lock(uk.key) if cache.enabled() else None
         try:
             if held is not None:
-                kernel = _from_disk(uk.key, spec, warn=True)  # another process may have published meanwhile
+                kernel = _from_disk(uk.key, spec, name_expressions, entry, warn=True)  # published meanwhile?
             if kernel is None:
                 kernel = _compile(source, chain, target, name, includes + tuple(extra_options), name_expressions,
                                   uk.key, meta, spec, published=held is not None)
         finally:
             if held is not None:
                 held.release()
-    cache.memo_put(uk.key, kernel)
+    cache.memo_put((uk.key, entry), kernel)
     return kernel
 
 
-def _from_disk(key: str, spec: KernelSpec | None, *, warn: bool = False) -> CompiledKernel | None:
+def _from_disk(key: str, spec: KernelSpec | None, name_expressions: Sequence[str], entry: str | None, *,
+               warn: bool = False) -> CompiledKernel | None:
     try:
-        entry = cache.read(key)
+        found = cache.read(key)
     except cache.Corrupt as exc:
         if warn:  # only under the lock: without it a writer may be mid-publish
             cache.warn_corrupt(key, str(exc))
         return None
-    if entry is None:
+    if found is None:
         return None
-    m = entry.meta
+    m = found.meta
     t = m["target"]
-    return CompiledKernel(key=key, binary=entry.binary, target=Target(t["vendor"], t["arch"], t.get("family", "")),
-                          function=m["function"], log=m.get("log", ""), options=tuple(m.get("options", ())),
+    function = _entry_symbol(found.binary, m.get("lowered_names") or {}, name_expressions, entry)
+    return CompiledKernel(key=key, binary=found.binary, target=Target(t["vendor"], t["arch"], t.get("family", "")),
+                          function=function, log=m.get("log", ""), options=tuple(m.get("options", ())),
                           toolchain=m.get("toolchain", ""), spec=spec, from_cache=True,
                           compile_seconds=m.get("compile_seconds"))
 
@@ -128,7 +131,6 @@ def _compile(source: str, chain: Toolchain, target: Target, name: str, extra: tu
     start = time.perf_counter()
     try:
         out = chain.compile(source, target=target, name=name, extra_options=extra, name_expressions=name_expressions)
-        function = _entry_symbol(out.binary, out.lowered_names, name_expressions, meta.get("entry"))
     except CompileError as exc:
         saved = cache.save_failure(key, source, dict(meta, log=exc.log))
         first = str(exc).splitlines()[0]
@@ -138,7 +140,7 @@ def _compile(source: str, chain: Toolchain, target: Target, name: str, extra: tu
                            log=exc.log, source_path=str(saved), repro=f"python -m humming.tools.compile {unit}",
                            spec=spec) from None
     seconds = time.perf_counter() - start
-    meta = dict(meta, function=function, log=out.log, lowered_names=out.lowered_names,
+    meta = dict(meta, log=out.log, lowered_names=out.lowered_names,
                 compile_seconds=round(seconds, 4), options=list(out.options))
     if published:
         keep = source if knobs.keep_source.get() else None
@@ -146,6 +148,8 @@ def _compile(source: str, chain: Toolchain, target: Target, name: str, extra: tu
             cache.publish(key, out.binary, meta, keep)
         except OSError as exc:  # a full disk, a quota: the kernel compiled, so return it unkept
             cache.warn_unusable(exc)
+    # After the publish: the binary is the unit's whatever entry this call asked for (entry is not in the key).
+    function = _entry_symbol(out.binary, out.lowered_names, name_expressions, meta.get("entry"))
     return CompiledKernel(key=key, binary=out.binary, target=target, function=function, log=out.log,
                           options=tuple(out.options), toolchain=out.toolchain, spec=spec, from_cache=False,
                           compile_seconds=seconds)
@@ -154,11 +158,16 @@ def _compile(source: str, chain: Toolchain, target: Target, name: str, extra: tu
 def _entry_symbol(binary: bytes, lowered: dict[str, str], name_expressions: Sequence[str], entry: str | None) -> str:
     from humming.core.resources import entry_functions, parse_elf
 
-    if entry is not None:
-        return lowered.get(entry, entry)
-    if name_expressions and name_expressions[0] in lowered:
+    if entry is not None and entry in lowered:
+        return lowered[entry]
+    if entry is None and name_expressions and name_expressions[0] in lowered:
         return lowered[name_expressions[0]]
     kernels = entry_functions(parse_elf(binary))
+    if entry is not None:
+        if entry not in kernels:
+            raise InvalidInputError(f"entry={entry!r}: the unit defines no such kernel; pass one of its kernels "
+                                    f"({', '.join(sorted(kernels)) or 'none'}) or one of its name expressions")
+        return entry
     if len(kernels) == 1:
         return kernels[0]
     raise CompileError(f"the unit defines {len(kernels)} kernels ({', '.join(kernels) or 'none'}); "

@@ -9,7 +9,7 @@ the target. Never a file time.
 Layout under ``$HUMMING_CACHE_DIR`` (default: the user's cache directory, e.g. ``~/.cache/humming``)::
 
     v1/<key[:2]>/<key>.cubin   the binary
-    v1/<key[:2]>/<key>.json    what it is: target, toolchain, options, entry symbol, log, sha256 of the binary
+    v1/<key[:2]>/<key>.json    what it is: target, toolchain, options, lowered names, log, sha256 of the binary
     v1/<key[:2]>/<key>.cu      the unit (with HUMMING_KEEP_SOURCE=1)
     v1/<key[:2]>/<key>.lock    the lock compilers of this key take
     failed/<key>/kernel.cu     a unit that did not compile, with meta.json, for ``python -m humming.tools.compile``

@@ -114,3 +114,30 @@ def test_cache_info_says_when_the_root_is_not_a_folder(tmp_path, capsys):
         assert "not a folder" in text and "HUMMING_CACHE_DIR" in text
         assert main(["cache", "info", "--json"]) == 0
         assert "not a folder" in json.loads(capsys.readouterr().out)["problem"]
+
+
+# ---- compile_source(entry=...) picks the kernel on every call, not only on the compile ------------------------
+TWO_KERNELS = ('extern "C" __global__ void k_add(float* p) { p[0] += 1; }\n'
+               'extern "C" __global__ void k_mul(float* p) { p[0] *= 2; }\n')
+
+
+def test_entry_picks_the_kernel_on_memo_and_disk_hits(fresh):
+    from humming.core.build import compile_source
+
+    add = compile_source(TWO_KERNELS, target=TARGET, entry="k_add")
+    mul = compile_source(TWO_KERNELS, target=TARGET, entry="k_mul")
+    assert (add.function, mul.function) == ("k_add", "k_mul")
+    assert add.key == mul.key  # one binary holds both: it is compiled and cached once
+    assert compile_source(TWO_KERNELS, target=TARGET, entry="k_add") is add
+    cache.clear_memo()  # a fresh process: both come from the disk
+    again = compile_source(TWO_KERNELS, target=TARGET, entry="k_mul")
+    assert again.from_cache and again.function == "k_mul"
+
+
+def test_an_entry_the_unit_does_not_define_is_refused_naming_its_kernels(fresh):
+    from humming.core.build import compile_source
+    from humming.errors import InvalidInputError
+
+    compile_source(TWO_KERNELS, target=TARGET, entry="k_add")
+    with pytest.raises(InvalidInputError, match="k_sub.*k_add, k_mul"):
+        compile_source(TWO_KERNELS, target=TARGET, entry="k_sub")
