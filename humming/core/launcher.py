@@ -10,8 +10,10 @@ The API::
 
 ``grid``/``block``/``cluster`` are an int or a tuple of up to three; ``smem`` None means the exported
 ``smem_bytes`` (0 without one). ``args`` follow the kernel's parameters, whose sizes come from the cubin: a
-tensor (or anything with ``data_ptr()``) or None fills a pointer; an int any integer slot; a float an f16/f32/
-f64 slot by its size; ``bytes`` a by-value struct of exactly its size (a TMA descriptor). The launch goes on
+tensor (or anything with ``data_ptr()``) or None fills a pointer (an int too, as a raw address; a bool never); an
+int any integer slot (not a negative one a slot the spec's signature declares unsigned); a float an f32/f64 slot by
+its size, and a 2-byte slot only where the signature declares it f16 (undeclared, 2 bytes may be f16 or bf16: pass
+its bytes); ``bytes`` a by-value struct of exactly its size (a TMA descriptor). The launch goes on
 torch's current CUDA stream for the current device unless ``stream`` is given, so it is captured by CUDA graphs.
 ``cooperative`` asks the driver to run every CTA at once or refuse the launch (CTAs that wait for one another).
 ``programmatic`` lets the grid start while the previous kernel in the stream finishes (programmatic dependent
@@ -109,6 +111,7 @@ class _Packer:
     __slots__ = ("struct", "buffer", "pointers", "address", "convert", "kernel", "kinds")
 
     _INT = {1: "b", 2: "h", 4: "i", 8: "q"}
+    _UINT = {1: "B", 2: "H", 4: "I", 8: "Q"}  # declared u*: struct refuses a negative value, _pack_wrapped says so
     _FLOAT = {2: "e", 4: "f", 8: "d"}
 
     def __init__(self, kernel: str, slots: Sequence[ParamSlot], types: Sequence[type],
@@ -152,18 +155,22 @@ class _Packer:
                 return "Q", lambda a: 0
             if pointer:
                 return "Q", _device_pointer
-            if integer:
+            if integer and t is not bool:
                 return "Q", int  # a raw device address
             raise InvalidInputError(f"{where}: parameter {i} is a pointer; pass a tensor, None or an address")
         if kind is not None and kind[0] == "f" or (kind is None and real):
             if not (integer or real) or slot.size not in self._FLOAT:
                 raise InvalidInputError(f"{where} cannot fill a {slot.size}-byte float parameter")
+            if slot.size == 2 and kind is None:
+                raise InvalidInputError(f"{where}: a 2-byte float parameter is f16 or bf16: declare it f16 in the "
+                                        "spec's signature, or pass its 2 bytes (struct.pack('<e', v) for f16)")
             return self._FLOAT[slot.size], (None if t is float else float)
         if kind is not None and kind[0] in "su" or (kind is None and integer):
             if not integer or slot.size not in self._INT:
                 raise InvalidInputError(f"{where} cannot fill a {slot.size}-byte integer parameter"
                                         + ("; pass an int" if real else ""))
-            return self._INT[slot.size], (None if t is int else int)
+            codes = self._UINT if kind is not None and kind[0] == "u" else self._INT
+            return codes[slot.size], (None if t is int else int)
         if issubclass(t, (bytes, bytearray, memoryview)):
             size = slot.size
 
@@ -183,17 +190,22 @@ class _Packer:
             self._pack_wrapped(values)
 
     def _pack_wrapped(self, values: list[Any]) -> None:
-        # An int beyond the signed range fits an unsigned slot (u32 sizes, masks), not a declared signed one (s32).
+        # An int beyond the signed range fits an undeclared or unsigned slot (u32 sizes, masks), not a declared signed
+        # one (s32); a negative int fits no declared unsigned one (packed with struct's unsigned codes).
         codes = [c for c in self.struct.format if c not in "<x0123456789"]
         fixed = []
         for i, (code, v) in enumerate(zip(codes, values)):
-            if code in "bhiq" and isinstance(v, int):
-                bits = struct.calcsize(code) * 8
-                signed = bool(self.kinds) and self.kinds[i][0] == "s"
+            if code in "bhiqBHIQ" and isinstance(v, int):
+                bits, kind = struct.calcsize(code) * 8, self.kinds[i] if self.kinds else ""
+                if code.isupper() and v < 0:  # a declared u* (or ptr)
+                    raise InvalidInputError(f"kernel {self.kernel}, argument {i}: {v} is negative; the parameter is "
+                                            f"declared {kind}")
+                signed = kind[:1] == "s"
                 if not -(1 << (bits - 1)) <= v < (1 << (bits - 1 if signed else bits)):
-                    raise InvalidInputError(f"kernel {self.kernel}, argument {i}: {v} does not fit the "
-                                            f"{bits // 8}-byte {'signed ' if signed else ''}parameter")
-                v = v - (1 << bits) if v >= (1 << (bits - 1)) else v
+                    raise InvalidInputError(f"kernel {self.kernel}, argument {i}: {v} does not fit the {bits // 8}-"
+                                            f"byte {'signed ' if signed else 'unsigned ' * code.isupper()}parameter")
+                if code.islower():
+                    v = v - (1 << bits) if v >= (1 << (bits - 1)) else v
             fixed.append(v)
         try:
             self.struct.pack_into(self.buffer, 0, *fixed)
@@ -370,6 +382,8 @@ class CompiledKernel:
             self._opt_in_smem(state, smem)
         gx, gy, gz = (grid, 1, 1) if type(grid) is int and grid > 0 else _dim3(grid, "grid")
         bx, by, bz = (block, 1, 1) if type(block) is int and block > 0 else _dim3(block, "block")
+        if cluster is not None:  # a hashable (x, y, z): the key of the launch configuration
+            cluster = _dim3(cluster, "cluster")
         if stream is None:
             handle = raw_stream(device)
         else:

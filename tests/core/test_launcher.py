@@ -99,16 +99,16 @@ SLOTS = [ParamSlot(0, 0, 8), ParamSlot(1, 8, 4), ParamSlot(2, 12, 2), ParamSlot(
 
 
 def test_arguments_are_packed_at_the_binarys_offsets_by_their_kind():
-    args = (FakeTensor(0xDEAD_BEEF_0000), -7, 1.5, 2.25, bytes(range(16)))
+    args = (FakeTensor(0xDEAD_BEEF_0000), -7, struct.pack("<e", 1.5), 2.25, bytes(range(16)))
     packer = _Packer("k", SLOTS, tuple(map(type, args)))
     packer.pack(args)
     raw = unpack(packer, SLOTS)
     assert struct.unpack("<Q", raw[0])[0] == 0xDEAD_BEEF_0000
     assert struct.unpack("<i", raw[1])[0] == -7
-    assert struct.unpack("<e", raw[2])[0] == 1.5  # a 2-byte float slot is f16
+    assert struct.unpack("<e", raw[2])[0] == 1.5  # an undeclared 2-byte float slot takes its bytes (f16 or bf16?)
     assert struct.unpack("<d", raw[3])[0] == 2.25
     assert raw[4] == bytes(range(16))
-    again = (None, 0xFFFF_FFFF, -0.5, 3.0, bytearray(16))  # an unsigned 32-bit value fits a 4-byte slot
+    again = (None, 0xFFFF_FFFF, b"\x00\xb8", 3.0, bytearray(16))  # an unsigned 32-bit value fits a 4-byte slot
     packer = _Packer("k", SLOTS, tuple(map(type, again)))
     packer.pack(again)
     raw = unpack(packer, SLOTS)
@@ -143,18 +143,18 @@ def test_packing_errors_say_which_argument_and_why():
     with pytest.raises(InvalidInputError, match="takes 5 parameters .sizes in bytes: 8, 4, 2, 8, 16.; got 2"):
         _Packer("k", SLOTS, (FakeTensor, int))
     with pytest.raises(InvalidInputError, match="argument 1 .FakeTensor. is a pointer .8 bytes. but the parameter is 4"):
-        _Packer("k", SLOTS, (FakeTensor, FakeTensor, float, float, bytes))
-    packer = _Packer("k", SLOTS, (FakeTensor, int, float, float, bytes))
+        _Packer("k", SLOTS, (FakeTensor, FakeTensor, bytes, float, bytes))
+    packer = _Packer("k", SLOTS, (FakeTensor, int, bytes, float, bytes))
     with pytest.raises(InvalidInputError, match="15 bytes for a 16-byte parameter"):
-        packer.pack((FakeTensor(8), 1, 1.0, 1.0, bytes(15)))
+        packer.pack((FakeTensor(8), 1, bytes(2), 1.0, bytes(15)))
     with pytest.raises(InvalidInputError, match="a tensor on cpu was passed to a CUDA kernel"):
-        packer.pack((FakeTensor(8, is_cuda=False), 1, 1.0, 1.0, bytes(16)))
+        packer.pack((FakeTensor(8, is_cuda=False), 1, bytes(2), 1.0, bytes(16)))
     with pytest.raises(InvalidInputError, match="does not fit the 4-byte parameter"):
-        packer.pack((FakeTensor(8), 2**33, 1.0, 1.0, bytes(16)))
+        packer.pack((FakeTensor(8), 2**33, bytes(2), 1.0, bytes(16)))
     with pytest.raises(InvalidInputError, match="the arguments do not fit its parameters"):
-        packer.pack((FakeTensor(8), 1, 1e6, 1.0, bytes(16)))  # beyond f16's range
+        _Packer("k", SLOTS[2:3], (float,), ("f16",)).pack((1e6,))  # beyond f16's range
     with pytest.raises(InvalidInputError, match="pass a tensor, None, an int, a float or bytes"):
-        _Packer("k", SLOTS, (FakeTensor, int, float, float, str))
+        _Packer("k", SLOTS, (FakeTensor, int, bytes, float, str))
 
 
 class RecordingDriver:

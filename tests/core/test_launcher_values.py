@@ -1,0 +1,67 @@
+"""Values the launcher must refuse rather than pack into something else (no GPU): a negative int for a declared
+unsigned parameter, a bool for a pointer, a float for a 2-byte parameter whose kind (f16 or bf16) nothing declares;
+and a cluster given as a list, normalised like grid and block."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from humming.core.launcher import _Packer
+from humming.core.resources import ParamSlot
+from humming.errors import InvalidInputError
+from humming.kernels.toy_axpy import ToyAxpySpec
+from tests.core.test_launcher import SM90, FakeTensor, driven, unpack  # noqa: F401 - driven: the fixture
+
+FOUR = [ParamSlot(0, 0, 4)]
+
+
+@pytest.mark.parametrize("kind, size", [("u8", 1), ("u16", 2), ("u32", 4), ("u64", 8)])
+def test_a_negative_int_for_a_declared_unsigned_parameter_is_refused(kind: str, size: int) -> None:
+    slots = [ParamSlot(0, 0, size)]
+    with pytest.raises(InvalidInputError, match=rf"argument 0: -1 is negative; the parameter is declared {kind}"):
+        _Packer("k", slots, (int,), (kind,)).pack((-1,))
+    packer = _Packer("k", slots, (int,), (kind,))
+    packer.pack(((1 << 8 * size) - 1,))  # the largest unsigned value still fits
+    assert unpack(packer, slots)[0] == b"\xff" * size
+    with pytest.raises(InvalidInputError, match=rf"{1 << 8 * size} does not fit the {size}-byte unsigned parameter"):
+        packer.pack((1 << 8 * size,))
+    undeclared = _Packer("k", slots, (int,))  # without a declared kind both spellings of the bits still go in
+    undeclared.pack((-1,))
+    assert unpack(undeclared, slots)[0] == b"\xff" * size
+
+
+def test_a_bool_is_not_a_pointer() -> None:
+    slots = [ParamSlot(0, 0, 8)]
+    with pytest.raises(InvalidInputError, match="argument 0 .bool.: parameter 0 is a pointer; pass a tensor, None or"):
+        _Packer("k", slots, (bool,), ("ptr",))
+    packer = _Packer("k", slots, (int,), ("ptr",))  # a raw address stays allowed
+    packer.pack((0x7000,))
+    assert struct.unpack("<Q", unpack(packer, slots)[0])[0] == 0x7000
+
+
+def test_a_float_for_an_undeclared_two_byte_parameter_is_refused_as_f16_or_bf16() -> None:
+    two = [ParamSlot(0, 0, 2)]
+    with pytest.raises(InvalidInputError, match="2-byte float parameter is f16 or bf16: declare it f16 in the spec's "
+                                                "signature, or pass its 2 bytes"):
+        _Packer("k", two, (float,))
+    declared = _Packer("k", two, (float,), ("f16",))
+    declared.pack((1.5,))
+    assert struct.unpack("<e", unpack(declared, two)[0])[0] == 1.5
+    raw = _Packer("k", two, (bytes,))  # bf16 1.0 as its two bytes
+    raw.pack((b"\x80\x3f",))
+    assert unpack(raw, two)[0] == b"\x80\x3f"
+
+
+def test_a_cluster_given_as_a_list_launches_like_the_tuple_and_shares_its_config(driven):  # noqa: F811
+    kernel, drv = driven(ToyAxpySpec(target=SM90, block=128))
+    args = (FakeTensor(16), FakeTensor(32), FakeTensor(48), 1.0, 10)
+    kernel.launch((4, 2), 128, 0, args, cluster=[2, 1])
+    kernel.launch((4, 2), 128, 0, args, cluster=(2, 1, 1))
+    kernel.launch((4, 2), 128, 0, args, cluster=2)
+    configs = [a[0] for n, a in drv.calls if n == "cuLaunchKernelEx"]
+    assert len(configs) == 3 and configs[0] is configs[1] is configs[2]
+    assert configs[0].attrs[0].value.clusterDim.x == 2
+    with pytest.raises(InvalidInputError, match=r"cluster=\[0, 1\]: expected a positive int"):
+        kernel.launch((4, 2), 128, 0, args, cluster=[0, 1])
