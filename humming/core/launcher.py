@@ -20,9 +20,9 @@ torch's current CUDA stream for the current device unless ``stream`` is given, s
 launch); only for a kernel that waits for it before touching what that kernel may touch (arch/grid_dependency.cuh).
 
 Host cost: loading, the smem opt-in and the argument layout are settled once (per device, per argument
-types); a launch then packs the values with one ``struct.pack_into`` into a buffer whose parameter pointers
-are prepared, and makes one driver call (cuLaunchKernel, or cuLaunchKernelEx for a cluster, a cooperative or a
-programmatic launch).
+types); a launch then packs the values (kernel_args.ArgumentPacker) with one ``struct.pack_into`` into a buffer
+whose parameter pointers are prepared, and makes one driver call (cuLaunchKernel, or cuLaunchKernelEx for a
+cluster, a cooperative or a programmatic launch).
 Loading a module is not a stream operation: a first launch inside a CUDA graph capture loads the kernel with the
 thread's capture mode relaxed (relaxed_capture), and prepare() before capturing keeps the load out of it.
 """
@@ -30,17 +30,14 @@ thread's capture mode relaxed (relaxed_capture), and prepare() before capturing 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
-import numbers
-import struct
 import threading
 from typing import Any, Callable, Iterator, Sequence
 
 from humming import knobs
 from humming.capabilities.model import Target
-from humming.core.codegen import PARAM_KINDS as KIND_SIZES
-from humming.core.resources import KernelResources, ParamSlot, exported_constants, kernel_resources, parse_elf
+from humming.core.kernel_args import ArgumentPacker
+from humming.core.resources import KernelResources, exported_constants, kernel_resources, parse_elf
 from humming.errors import InvalidInputError, LaunchError, UnsupportedError
 
 #: Dynamic shared memory a kernel gets without opting in (CUDA Programming Guide: 48 KiB).
@@ -98,125 +95,6 @@ def _ok(result: Any, what: str) -> Any:
     if result[0]:
         raise LaunchError(f"{what} failed: {_error_name(result[0])}")
     return result[1] if len(result) == 2 else result[1:]
-
-
-# ---- argument packing --------------------------------------------------------------------------------------
-def _is_pointer_like(t: type) -> bool:
-    return hasattr(t, "data_ptr")
-
-
-class _Packer:
-    """Packs one argument-type signature into a fixed buffer whose parameter pointers are prepared."""
-
-    __slots__ = ("struct", "buffer", "pointers", "address", "convert", "kernel", "kinds")
-
-    _INT = {1: "b", 2: "h", 4: "i", 8: "q"}
-    _UINT = {1: "B", 2: "H", 4: "I", 8: "Q"}  # declared u*: struct refuses a negative value, _pack_wrapped says so
-    _FLOAT = {2: "e", 4: "f", 8: "d"}
-
-    def __init__(self, kernel: str, slots: Sequence[ParamSlot], types: Sequence[type],
-                 kinds: Sequence[str] = ()) -> None:
-        self.kernel = kernel
-        if len(types) != len(slots):
-            sizes = ", ".join(str(s.size) for s in slots) or "none"
-            raise InvalidInputError(f"kernel {kernel} takes {len(slots)} parameters (sizes in bytes: {sizes}); "
-                                    f"got {len(types)} arguments")
-        if kinds and len(kinds) != len(slots):
-            raise LaunchError(f"kernel {kernel}: its spec declares {len(kinds)} parameters ({', '.join(kinds)}) "
-                              f"but the binary has {len(slots)}")
-        fmt, pos, convert = "<", 0, []
-        for i, (slot, t) in enumerate(zip(slots, types)):
-            if slot.offset < pos:
-                raise LaunchError(f"kernel {kernel}: parameter {i} at offset {slot.offset} overlaps the previous one")
-            fmt += "x" * (slot.offset - pos)
-            code, conv = self._code(i, slot, t, kinds[i] if kinds else None)
-            fmt += code
-            convert.append(conv)
-            pos = slot.offset + slot.size
-        self.struct = struct.Struct(fmt)
-        self.buffer = ctypes.create_string_buffer(max(self.struct.size, 1))
-        base = ctypes.addressof(self.buffer)
-        self.pointers = (ctypes.c_void_p * max(len(slots), 1))(*[base + s.offset for s in slots])
-        self.address = ctypes.addressof(self.pointers) if slots else 0
-        self.convert, self.kinds = tuple(convert), tuple(kinds)
-
-    def _code(self, i: int, slot: ParamSlot, t: type, kind: str | None) -> tuple[str, Callable[[Any], Any] | None]:
-        where = f"kernel {self.kernel}, argument {i} ({t.__name__})"
-        if kind is not None and KIND_SIZES.get(kind, slot.size) != slot.size:
-            raise LaunchError(f"kernel {self.kernel}: parameter {i} is declared {kind} ({KIND_SIZES[kind]} bytes) "
-                              f"but is {slot.size} bytes in the binary")
-        pointer = t is type(None) or _is_pointer_like(t)
-        integer = issubclass(t, numbers.Integral)  # bool included
-        real = issubclass(t, numbers.Real) and not integer
-        if kind == "ptr" or (kind is None and pointer):
-            if slot.size != 8:
-                raise InvalidInputError(f"{where} is a pointer (8 bytes) but the parameter is {slot.size} bytes")
-            if t is type(None):
-                return "Q", lambda a: 0
-            if pointer:
-                return "Q", _device_pointer
-            if integer and t is not bool:
-                return "Q", int  # a raw device address
-            raise InvalidInputError(f"{where}: parameter {i} is a pointer; pass a tensor, None or an address")
-        if kind is not None and kind[0] == "f" or (kind is None and real):
-            if not (integer or real) or slot.size not in self._FLOAT:
-                raise InvalidInputError(f"{where} cannot fill a {slot.size}-byte float parameter")
-            if slot.size == 2 and kind is None:
-                raise InvalidInputError(f"{where}: a 2-byte float parameter is f16 or bf16: declare it f16 in the "
-                                        "spec's signature, or pass its 2 bytes (struct.pack('<e', v) for f16)")
-            return self._FLOAT[slot.size], (None if t is float else float)
-        if kind is not None and kind[0] in "su" or (kind is None and integer):
-            if not integer or slot.size not in self._INT:
-                raise InvalidInputError(f"{where} cannot fill a {slot.size}-byte integer parameter"
-                                        + ("; pass an int" if real else ""))
-            codes = self._UINT if kind is not None and kind[0] == "u" else self._INT
-            return codes[slot.size], (None if t is int else int)
-        if issubclass(t, (bytes, bytearray, memoryview)):
-            size = slot.size
-
-            def raw(a: Any) -> bytes:
-                data = bytes(a)
-                if len(data) != size:
-                    raise InvalidInputError(f"{where}: {len(data)} bytes for a {size}-byte parameter")
-                return data
-            return f"{size}s", raw
-        raise InvalidInputError(f"{where}: pass a tensor, None, an int, a float or bytes")
-
-    def pack(self, args: Sequence[Any]) -> None:
-        values = [a if c is None else c(a) for c, a in zip(self.convert, args)]
-        try:
-            self.struct.pack_into(self.buffer, 0, *values)
-        except (struct.error, OverflowError):
-            self._pack_wrapped(values)
-
-    def _pack_wrapped(self, values: list[Any]) -> None:
-        # An int beyond the signed range fits an undeclared or unsigned slot (u32 sizes, masks), not a declared signed
-        # one (s32); a negative int fits no declared unsigned one (packed with struct's unsigned codes).
-        codes = [c for c in self.struct.format if c not in "<x0123456789"]
-        fixed = []
-        for i, (code, v) in enumerate(zip(codes, values)):
-            if code in "bhiqBHIQ" and isinstance(v, int):
-                bits, kind = struct.calcsize(code) * 8, self.kinds[i] if self.kinds else ""
-                if code.isupper() and v < 0:  # a declared u* (or ptr)
-                    raise InvalidInputError(f"kernel {self.kernel}, argument {i}: {v} is negative; the parameter is "
-                                            f"declared {kind}")
-                signed = kind[:1] == "s"
-                if not -(1 << (bits - 1)) <= v < (1 << (bits - 1 if signed else bits)):
-                    raise InvalidInputError(f"kernel {self.kernel}, argument {i}: {v} does not fit the {bits // 8}-"
-                                            f"byte {'signed ' if signed else 'unsigned ' * code.isupper()}parameter")
-                if code.islower():
-                    v = v - (1 << bits) if v >= (1 << (bits - 1)) else v
-            fixed.append(v)
-        try:
-            self.struct.pack_into(self.buffer, 0, *fixed)
-        except (struct.error, OverflowError) as exc:  # e.g. 1e6 for an f16 parameter
-            raise InvalidInputError(f"kernel {self.kernel}: the arguments do not fit its parameters ({exc})") from None
-
-
-def _device_pointer(t: Any) -> int:
-    if getattr(t, "is_cuda", True) is False:
-        raise InvalidInputError(f"a tensor on {t.device} was passed to a CUDA kernel; move it to the GPU first")
-    return t.data_ptr()
 
 
 # ---- per device --------------------------------------------------------------------------------------------
@@ -278,7 +156,7 @@ class CompiledKernel:
         self._library: Any = None
         self._kernel: Any = None
         self._states: dict[int, _DeviceState] = {}
-        self._packers: dict[tuple, _Packer] = {}
+        self._packers: dict[tuple, ArgumentPacker] = {}
 
     def __repr__(self) -> str:
         what = self.spec.describe() if self.spec is not None else self.function
@@ -359,11 +237,11 @@ class CompiledKernel:
             _ok(drv.cuFuncSetAttribute(state.function, attr, smem), "cuFuncSetAttribute(max dynamic smem)")
         state.smem_set = smem
 
-    def _packer(self, types: tuple) -> _Packer:
+    def _packer(self, types: tuple) -> ArgumentPacker:
         packer = self._packers.get(types)
         if packer is None:
             kinds = tuple(getattr(self.spec, "signature", ()) or ())
-            packer = _Packer(self.function, self.resources.params, types, kinds)
+            packer = ArgumentPacker(self.function, self.resources.params, types, kinds)
             self._packers[types] = packer
         return packer
 

@@ -13,7 +13,8 @@ import pytest
 from humming.capabilities.model import Target
 from humming.core import launcher
 from humming.core.build import compile_source, compile_spec
-from humming.core.launcher import CompiledKernel, _Packer
+from humming.core.kernel_args import ArgumentPacker as _Packer
+from humming.core.launcher import CompiledKernel
 from humming.core.resources import ParamSlot, kernel_resources, parse_ptxas_log
 from humming.devices.nvidia.target import toolchain_for
 from humming.errors import InvalidInputError, LaunchError, UnsupportedError

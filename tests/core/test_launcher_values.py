@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from humming.core.launcher import _Packer
+from humming.core.kernel_args import ArgumentPacker as _Packer
 from humming.core.resources import ParamSlot
 from humming.errors import InvalidInputError
 from humming.kernels.toy_axpy import ToyAxpySpec
