@@ -201,14 +201,16 @@ def compile_spec(spec: KernelSpec, *, toolchain: Toolchain | None = None,
     a spec the target cannot run fails with UnsupportedError rather than with an assembler message.
     """
     defines = kernel_defines()
+    if caps is not None:  # before the memo: a kernel compiled for other caps must not pass for these
+        spec.check_supported(caps)
     memo_key = ("spec", id(toolchain) if toolchain is not None else None, spec, defines)
     hit = cache.memo_get(memo_key)
     if hit is not None:
         return hit
-    if caps is None:
-        caps = _capabilities(spec.target)
-    if caps is not None:
-        spec.check_supported(caps)
+    if caps is None:  # the catalog's caps, checked once: a memo hit was checked against the same
+        found = _capabilities(spec.target)
+        if found is not None:
+            spec.check_supported(found)
     kernel = compile_source(defines + spec.render(), target=spec.target, name=spec.unit_name(),
                             include_dirs=spec.include_dirs(), name_expressions=(spec.name_expression(),),
                             toolchain=toolchain, spec=spec)

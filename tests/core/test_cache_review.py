@@ -141,3 +141,20 @@ def test_an_entry_the_unit_does_not_define_is_refused_naming_its_kernels(fresh):
     compile_source(TWO_KERNELS, target=TARGET, entry="k_add")
     with pytest.raises(InvalidInputError, match="k_sub.*k_add, k_mul"):
         compile_source(TWO_KERNELS, target=TARGET, entry="k_sub")
+
+
+# ---- compile_spec(caps=...) checks the caps on a memo hit too -------------------------------------------------
+def test_caps_are_checked_on_a_memo_hit_too(fresh):
+    import dataclasses
+
+    from humming.core.build import compile_spec
+    from humming.devices.nvidia import archs
+    from humming.errors import UnsupportedError
+
+    spec = _toy(async_copy=True)
+    caps = archs.capabilities("sm_80")
+    no_cp_async = dataclasses.replace(caps, memory=dataclasses.replace(caps.memory, cp_async=False))
+    compile_spec(spec)  # the catalog's caps: compiled and remembered
+    with pytest.raises(UnsupportedError, match="async_copy=True"):
+        compile_spec(spec, caps=no_cp_async)
+    assert compile_spec(spec, caps=caps).spec == spec
