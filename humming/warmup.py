@@ -138,12 +138,16 @@ def precompile(layers: Any, *, device: int | None = None, target: str | None = N
     catalog to compile for instead, with no GPU needed (``sm_count`` defaults to the largest of its SKUs').
     ``progress``: the compile's progress line (default: HUMMING_PROGRESS, on a terminal).
 
-    :raises InvalidInputError: no layers, or neither a GPU nor a target.
+    :raises InvalidInputError: no layers, or neither a GPU nor a target; with ``target``, a kernel cache that is
+        disabled or cannot be written (the kernels would be compiled for nothing).
     :raises UnsupportedError: a layer shape the target cannot run (naming it), before anything is compiled.
     """
+    from humming.core import cache
     from humming.core.build import Progress, compile_many
 
     start = time.monotonic()
+    if target is not None:  # no GPU to load on: the cache is all that is left of the work
+        cache.require_writable(f"precompile(target={target!r})")
     shapes = layer_shapes(layers)
     if not shapes:
         raise InvalidInputError("precompile: no quantized layers found (QuantLinear modules or PackedWeights)")

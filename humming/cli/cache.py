@@ -56,6 +56,7 @@ def _warm(args: argparse.Namespace) -> int:
     from humming.errors import InvalidInputError
     from humming.warmup import DEFAULT_MAX_M, LayerShape, precompile
 
+    cache.require_writable("humming cache warm")
     fmt = presets.get(args.weights)
     act = DType.parse(args.activations)
     if fmt.activation.dtype is not None:

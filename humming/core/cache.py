@@ -299,6 +299,23 @@ def lock(key: str) -> filelock.BaseFileLock:
     return filelock.FileLock(str(p), timeout=LOCK_TIMEOUT_S)
 
 
+def require_writable(what: str) -> Path:
+    """The cache root, for work whose only product is the cache (``cache warm``, ``precompile(target=...)``);
+    InvalidInputError when nothing could be kept there, rather than compiling every kernel for nothing."""
+    root = cache_root()
+    if not enabled():
+        raise InvalidInputError(f"{what} fills the kernel cache, but HUMMING_DISABLE_CACHE is set, so every kernel "
+                                "would be compiled and thrown away; unset HUMMING_DISABLE_CACHE")
+    try:
+        probe = _ensure_root() / LAYOUT / f".probe.{secrets.token_hex(6)}.tmp"
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        os.unlink(probe)
+    except OSError as exc:
+        raise InvalidInputError(f"{what}: the kernel cache {root} cannot be written ({type(exc).__name__}: {exc}); "
+                                "point HUMMING_CACHE_DIR at a folder this user can write") from None
+    return root
+
+
 def try_lock(key: str) -> filelock.BaseFileLock | None:
     """``lock(key)``, acquired; None, with a CacheWarning, when the cache folder cannot hold it (or it timed out)."""
     try:

@@ -158,3 +158,33 @@ def test_caps_are_checked_on_a_memo_hit_too(fresh):
     with pytest.raises(UnsupportedError, match="async_copy=True"):
         compile_spec(spec, caps=no_cp_async)
     assert compile_spec(spec, caps=caps).spec == spec
+
+
+# ---- cache warm / precompile(target=) refuse when nothing could be kept -------------------------------------------
+WARM = ["cache", "warm", "--target", "sm_80", "--weights", "gptq_int4", "--shape", "256x256", "--max-m", "1"]
+
+
+def test_cache_warm_and_precompile_for_a_target_refuse_with_the_cache_disabled(fresh, capsys):
+    from humming.cli import main
+    from humming.core import dtypes, presets
+    from humming.errors import InvalidInputError
+    from humming.warmup import LayerShape, precompile
+
+    with knobs.scope(HUMMING_DISABLE_CACHE=True):
+        assert main(WARM) == 2
+        assert "HUMMING_DISABLE_CACHE" in capsys.readouterr().err
+        shape = LayerShape(256, 256, presets.get("gptq_int4").weight, dtypes.bf16, dtypes.bf16)
+        with pytest.raises(InvalidInputError, match="HUMMING_DISABLE_CACHE"):
+            precompile(shape, target="sm_80", max_m=1)
+    assert not fresh.exists()
+
+
+def test_cache_warm_refuses_a_cache_folder_it_cannot_write(tmp_path, capsys):
+    from humming.cli import main
+
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    with knobs.scope(HUMMING_CACHE_DIR=str(afile)):
+        assert main(WARM) == 2
+    err = capsys.readouterr().err
+    assert str(afile) in err and "HUMMING_CACHE_DIR" in err
