@@ -78,7 +78,22 @@ class UnitKey:
 
 
 _scan_memo: dict[str, tuple[int, int, str, tuple[tuple[str, str], ...]]] = {}
-_closure_memo: dict[tuple, tuple[tuple[tuple[str, int, int, str], ...], tuple[str, ...]]] = {}
+
+
+@dataclass(frozen=True)
+class _Closure:
+    """A remembered scan: what to re-check before trusting it again, and what it found."""
+
+    opened: tuple[tuple[str, int, int], ...]  # every header as the compiler opens it, with its time and size
+    absent: tuple[str, ...]  # every place looked at first and found empty: a header put there later shadows
+    headers: tuple[tuple[str, str], ...]
+    unresolved: tuple[str, ...]
+
+    def still_valid(self) -> bool:
+        return all(_same(p, m, z) for p, m, z in self.opened) and not any(map(os.path.isfile, self.absent))
+
+
+_closure_memo: dict[tuple, _Closure] = {}
 
 
 def _directives(data: bytes) -> tuple[tuple[str, str], ...]:
@@ -104,53 +119,61 @@ def _scan(path: str) -> tuple[int, int, str, tuple[tuple[str, str], ...]]:
     return entry
 
 
-def _resolve(kind: str, name: str, here: str | None, search: Sequence[str]) -> str | None:
-    # The C preprocessor's rule, as NVRTC applies it: "x" looks beside the including file first, <x> does not.
-    if kind == '"' and here is not None:
-        candidate = os.path.join(here, name)
+def _resolve(kind: str, name: str, here: str | None, search: Sequence[str], absent: dict[str, None]) -> str | None:
+    """The path the compiler opens for an include (as opened: a symlink is not followed), each miss on the way
+    noted in ``absent``. The C preprocessor's rule, as NVRTC applies it: "x" looks beside the including file
+    first, <x> does not."""
+    candidates = [os.path.join(here, name)] if kind == '"' and here is not None else []
+    for candidate in candidates + [os.path.join(d, name) for d in search]:
         if os.path.isfile(candidate):
-            return os.path.realpath(candidate)
-    for d in search:
-        candidate = os.path.join(d, name)
-        if os.path.isfile(candidate):
-            return os.path.realpath(candidate)
+            return candidate
+        absent[candidate] = None
     return None
 
 
-def scan_headers(source: str, *, main_dir: Path | None, include_dirs: Sequence[Path]) -> tuple[
-        tuple[tuple[str, str], ...], tuple[str, ...]]:
+def scan_headers(source: str, *, main_dir: Path | None, include_dirs: Sequence[Path],
+                 pre_includes: Sequence[str] = ()) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
     """Every header ``source`` includes, transitively: ((resolved path, sha256), ...) and the unresolved names.
 
-    The closure of a set of top-level includes is remembered; a later call only checks each file's size and
-    time, and rescans when one changed.
+    ``pre_includes`` (``--pre-include`` / ``-include``) are looked up as NVRTC does: in the working folder first,
+    then along the search path. A nested quoted include is looked up beside the header as it was opened, which
+    for a symlink is the link's folder, not its target's. The closure is remembered; a later call re-checks each
+    header's size and time, and every place looked at before the one used, and rescans when one changed.
     """
     search = tuple(str(d) for d in include_dirs)
     top = _directives(source.encode())
+    pre = tuple(('"', name) for name in pre_includes)
     here = None if main_dir is None else str(main_dir)
-    memo_key = (top, here, search)
+    cwd = os.getcwd()
+    memo_key = (top, pre, here, cwd, search)
     hit = _closure_memo.get(memo_key)
-    if hit is not None:
-        files, unresolved = hit
-        if all(_same(p, m, z) for p, m, z, _ in files):
-            return tuple((p, d) for p, _, _, d in files), unresolved
-    found: dict[str, tuple[str, int, int, str]] = {}
+    if hit is not None and hit.still_valid():
+        return hit.headers, hit.unresolved
+    headers: dict[str, str] = {}  # real path -> sha256
+    opened: dict[str, tuple[str, int, int]] = {}
+    absent: dict[str, None] = {}
     missing: set[str] = set()
-    todo: list[tuple[tuple[tuple[str, str], ...], str | None]] = [(top, here)]
+    seen: set[tuple[str, str]] = set()
+    todo: list[tuple[tuple[tuple[str, str], ...], str | None]] = [(top, here), (pre, cwd)]
     while todo:
         includes, where = todo.pop()
         for kind, name in includes:
-            path = _resolve(kind, name, where, search)
+            path = _resolve(kind, name, where, search, absent)
             if path is None:
                 missing.add(name)
                 continue
-            if path in found:
+            # One file reached through two folders may resolve its own quoted includes differently in each.
+            state = (os.path.realpath(path), os.path.realpath(os.path.dirname(path)))
+            if state in seen:
                 continue
+            seen.add(state)
             mtime, size, digest, nested = _scan(path)
-            found[path] = (path, mtime, size, digest)
-            todo.append((nested, os.path.dirname(path)))
-    files = tuple(sorted(found.values()))
-    _closure_memo[memo_key] = (files, tuple(sorted(missing)))
-    return tuple((p, d) for p, _, _, d in files), tuple(sorted(missing))
+            headers[state[0]] = digest
+            opened[path] = (path, mtime, size)
+            todo.append((nested, state[1]))
+    found = _Closure(tuple(opened.values()), tuple(absent), tuple(sorted(headers.items())), tuple(sorted(missing)))
+    _closure_memo[memo_key] = found
+    return found.headers, found.unresolved
 
 
 def _same(path: str, mtime: int, size: int) -> bool:
@@ -159,6 +182,20 @@ def _same(path: str, mtime: int, size: int) -> bool:
     except OSError:
         return False
     return st.st_mtime_ns == mtime and st.st_size == size
+
+
+def _pre_includes(options: Sequence[str]) -> tuple[str, ...]:
+    """The headers ``--pre-include=x`` / ``-include=x`` / ``-include x`` options put before the unit."""
+    out, take = [], False
+    for opt in options:
+        if take:
+            out.append(opt)
+            take = False
+        elif opt in ("--pre-include", "-include"):
+            take = True
+        elif opt.startswith(("--pre-include=", "-include=")):
+            out.append(opt.split("=", 1)[1])
+    return tuple(out)
 
 
 def _strip_includes(options: Sequence[str]) -> list[str]:
@@ -179,7 +216,8 @@ def _strip_includes(options: Sequence[str]) -> list[str]:
 def unit_key(source: str, *, target: Target, toolchain_version: str, options: Sequence[str],
              include_dirs: Sequence[Path], main_dir: Path | None, name_expressions: Sequence[str] = ()) -> UnitKey:
     """The content key of one unit (32 hex digits of a sha256)."""
-    headers, unresolved = scan_headers(source, main_dir=main_dir, include_dirs=include_dirs)
+    headers, unresolved = scan_headers(source, main_dir=main_dir, include_dirs=include_dirs,
+                                       pre_includes=_pre_includes(options))
     record = {
         "format": FORMAT,
         "source": hashlib.sha256(source.encode()).hexdigest(),

@@ -188,3 +188,74 @@ def test_cache_warm_refuses_a_cache_folder_it_cannot_write(tmp_path, capsys):
         assert main(WARM) == 2
     err = capsys.readouterr().err
     assert str(afile) in err and "HUMMING_CACHE_DIR" in err
+
+
+# ---- the key hashes the headers the compiler reads ------------------------------------------------------------------
+EXPORT_VAL = ('extern "C" __constant__ const long long humming_export_v = VAL;\n'
+              'extern "C" __global__ void k(long long* p) { p[0] = VAL; }\n')
+
+
+def _hashed(unit: str, dirs, main_dir=None) -> set[str]:
+    found, _ = cache.scan_headers(unit, main_dir=main_dir, include_dirs=dirs)
+    return {p for p, _ in found}
+
+
+def test_a_symlinked_headers_quoted_includes_are_looked_up_beside_the_link(fresh, tmp_path):
+    from humming.core.build import compile_source
+
+    inc, real = tmp_path / "sym" / "inc", tmp_path / "sym" / "real"
+    inc.mkdir(parents=True)
+    real.mkdir()
+    (real / "top.h").write_text('#include "val.h"\n')
+    (inc / "top.h").symlink_to("../real/top.h")
+    (inc / "val.h").write_text("#define VAL 1\n")  # the one the compiler reads: beside the link it opened
+    (real / "val.h").write_text("#define VAL 2\n")
+    unit = "#include <top.h>\n" + EXPORT_VAL
+    hashed = _hashed(unit, [inc])
+    assert os.path.realpath(inc / "val.h") in hashed and os.path.realpath(real / "val.h") not in hashed
+    first = compile_source(unit, target=TARGET, include_dirs=[inc])
+    assert first.exports["v"] == 1
+    (inc / "val.h").write_text("#define VAL 7\n")  # same process, no clear_memo
+    again = compile_source(unit, target=TARGET, include_dirs=[inc])
+    assert again.key != first.key and not again.from_cache and again.exports["v"] == 7
+
+
+@pytest.mark.parametrize("option", [["--pre-include=cfg.h"], ["-include=cfg.h"], ["-include", "cfg.h"],
+                                    ["--pre-include", "cfg.h"]])
+def test_pre_included_headers_are_hashed_where_the_compiler_finds_them(fresh, tmp_path, monkeypatch, option):
+    from humming.core.build import compile_source
+
+    work, inc = tmp_path / "work", tmp_path / "inc"
+    work.mkdir()
+    inc.mkdir()
+    monkeypatch.chdir(work)
+    (inc / "cfg.h").write_text("#define VAL 5\n")
+    first = compile_source(EXPORT_VAL, target=TARGET, include_dirs=[inc], extra_options=option)
+    assert first.exports["v"] == 5
+    (inc / "cfg.h").write_text("#define VAL 6\n")
+    edited = compile_source(EXPORT_VAL, target=TARGET, include_dirs=[inc], extra_options=option)
+    assert edited.key != first.key and edited.exports["v"] == 6
+    (work / "cfg.h").write_text("#define VAL 3\n")  # NVRTC looks in the working folder first
+    shadowed = compile_source(EXPORT_VAL, target=TARGET, include_dirs=[inc], extra_options=option)
+    assert shadowed.key not in (first.key, edited.key) and shadowed.exports["v"] == 3
+
+
+def test_a_header_that_appears_earlier_on_the_search_path_changes_the_key_in_the_same_process(tmp_path):
+    early, late = tmp_path / "early", tmp_path / "late"
+    early.mkdir()
+    late.mkdir()
+    (late / "cfg.h").write_text("#define V 1\n")
+    unit = "#include <cfg.h>\n#include <later.h>\n"
+
+    def key():
+        return cache.unit_key(unit, target=TARGET, toolchain_version="t", options=(), include_dirs=[early, late],
+                              main_dir=None)
+
+    before = key()
+    assert before.unresolved == ("later.h",)
+    (early / "cfg.h").write_text("#define V 2\n")  # now the compiler finds this one first
+    shadowed = key()
+    assert shadowed.key != before.key and [Path(p).parent for p, _ in shadowed.headers] == [early.resolve()]
+    (late / "later.h").write_text("#define L 1\n")  # a name that found nothing now finds a file
+    resolved = key()
+    assert resolved.key != shadowed.key and resolved.unresolved == ()
