@@ -8,10 +8,15 @@ the problem must move (canonical weight codes, scales and zero points, activatio
 bytes_moved) over the device-to-device copy bandwidth measured at the start of the same run (read + written
 bytes over time), or the FLOPs over the bf16 rate cuBLAS reaches on 8192^3 in this run, whichever is larger.
 
-Columns: shape (N x K), M, format, humming us, % of roofline, x over cuBLAS bf16, cuBLAS us, FP8 us. With --chain L,
-also each line as one of L consecutive layers over distinct weights in one graph (per layer, % of the roofline, and
-cuBLAS bf16 the same way): how a captured decode step runs them, each launch overlapping the end of the one before
-where the launch allows (programmatic dependent launch, docs/kernels.md).
+Columns (wna16_report.py's docstring defines each JSON field): shape (N x K), M, format, act (the humming line's
+activation and output dtype), us (one replay), %roof (the roofline over us: the longer of bytes and FLOPs), %bytes
+(the bytes term alone: issue 5's "% of roofline"), xcuBLAS (cuBLAS bf16 us over humming us), cuBLAS us, FP8 us;
+"-" where not measured, "failed: ..." where the tuner's plan did not launch. With --chain L, also each line as one
+of L consecutive layers over distinct weights in one graph, per layer: chain_us, chain%roof (FLOP-capped),
+chain%bytes (bytes alone), chain_cuBLAS (cuBLAS bf16 the same way) and chain_x (chain_cuBLAS over chain_us): how a
+captured decode step runs them, each launch overlapping the end of the one before where the launch allows
+(programmatic dependent launch, docs/kernels.md). The JSON also records the device, torch, reps, flush, chain
+length, act, the arguments and the commit (HUMMING_COMMIT where the tree has no git).
 --sweep also times a few tile variants per (shape, M) and prints the fastest (to refresh the tuning table).
 """
 
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -38,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import (Timer, add_plan_only_arguments, bf16_rate, chain_time, copy_bandwidth,  # noqa: E402
                     loop_local_accesses, plan_only_target, read_bandwidth, require_cuda, roofline_us,
                     unwarmed_then_warmed)
+from wna16_report import case_row, failed_row, git_commit, progress_line, table_lines  # noqa: E402
 
 SHAPES = ((8192, 8192), (28672, 8192), (8192, 28672), (28672, 4096), (4096, 14336))
 LARGE = SHAPES[1:4]
@@ -103,12 +110,14 @@ def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: 
         chosen = None
         checked = None
         variants = []
+        failure = ""
         for i, plan in enumerate(plans):
             try:
                 us = timer(lambda: hg.launch(out, x, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, None, fmt,
                                              n, k, plan))
             except Exception as exc:  # noqa: BLE001
                 print(f"  {n}x{k} M={m} variant {i} failed: {str(exc).splitlines()[0]}", flush=True)
+                failure = failure or str(exc).splitlines()[0]
                 continue
             variants.append((str(plan.spec.tile), plan.schedule, round(us, 2)))
             if i == 0:
@@ -118,7 +127,11 @@ def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: 
                 checked = verified(out, x, q) if verify else None
             if best is None or us < best[0]:
                 best = (us, plan)
-        if chosen is None:
+        what = dict(shape=f"{n}x{k}", m=m, fmt=fmt.describe(), act=act.name, tile=plans[0].spec.tile.describe(),
+                    schedule=plans[0].schedule)
+        if chosen is None:  # the tuner's plan did not launch: the row says so (the table and the JSON keep it)
+            results.append(failed_row(**what, error=failure))
+            print(progress_line(results[-1]), flush=True)
             continue
         chained = None
         if others:
@@ -126,29 +139,18 @@ def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: 
             fns = [(lambda w, o: (lambda: hg.launch(o, x, w.data, w.scales, w.zeros, w.chscale, w.gscale, None, fmt,
                                                      n, k, plans[0])))(w, o) for w, o in zip([pw, *others], [out, *outs])]
             chained = chain_time(timer, fns)
-        base = baselines.get((n, k, m), {})
         # The roofline: the bytes over the copy bandwidth or the FLOPs over cuBLAS's rate, whichever is longer
         # (../shared/ANCHORS.md's). Issue 5 states its targets against the bytes alone, which differs from M = 64 on
-        # (flops-bound there): the row has both.
-        floor = roofline_us(problem, bandwidth, rate)
-        row = {"shape": f"{n}x{k}", "m": m, "format": fmt.describe(), "act": act.name, "us": chosen,
-               "roof_us": floor,
-               "pct_roof": 100 * floor / chosen, "pct_bytes": 100 * roofline_us(problem, bandwidth) / chosen,
-               "cublas_us": base.get("cublas"), "fp8_us": base.get("fp8"),
-               "x_cublas": (base["cublas"] / chosen) if base.get("cublas") else None,
-               "tile": plans[0].spec.tile.describe(), "schedule": plans[0].schedule, "verified": checked}
-        if chained is not None:
-            row.update(chain_us=chained, chain_pct_roof=100 * floor / chained, cublas_chain_us=base.get("cublas_chain"))
+        # (flops-bound there): the row has both, for the single replay and the chain.
+        row = case_row(**what, us=chosen, roof_us=roofline_us(problem, bandwidth, rate),
+                       bytes_us=roofline_us(problem, bandwidth), base=baselines.get((n, k, m), {}), chained=chained,
+                       verified=checked)
         if sweep and best is not None:
             row["variants"] = variants
             row["best_us"] = best[0]
             row["best"] = f"{best[1].spec.tile} {best[1].schedule}"
         results.append(row)
-        print(f"  {row['shape']:>11} M={m:<5} {fmt.describe()[:40]:<40} {act.name:<4} {chosen:8.1f} us "
-              f"{row['pct_roof']:5.1f}% roof"
-              + (f"  best {best[0]:.1f} us {row.get('best', '')}" if sweep else "")
-              + (f"  chain {chained:.1f} us {row['chain_pct_roof']:.1f}%" if chained is not None else "")
-              + ("" if checked is None else f"  verify {'ok' if checked == 'ok' else 'FAIL: ' + checked}"), flush=True)
+        print(progress_line(row), flush=True)
 
 
 def verified(out: torch.Tensor, x: torch.Tensor, q: quantized.QuantizedTensor) -> str:
@@ -326,8 +328,6 @@ def main() -> None:
         return
     require_cuda(Path(__file__).name)
     if args.diagnose >= 0:
-        import os
-
         from humming.core.build import compile_spec
         from humming.ops import plan_for
 
@@ -371,24 +371,14 @@ def main() -> None:
                 humming_case(fmt, n, k, ms, timer, sweep=args.sweep and is_w4, bandwidth=bw, rate=rate,
                              results=results, baselines=baselines, verify=args.verify, chain=args.chain, act=act)
             torch.cuda.empty_cache()
-    print(f"\n{'shape':>11} {'M':>5} {'format':<44} {'act':<4} {'us':>8} {'%roof':>6} {'%bytes':>6} {'xcuBLAS':>8} "
-          f"{'cuBLAS':>8} {'FP8':>8}"
-          + (f" {'chain':>8} {'%roof':>6} {'cuBLAS':>8} {'x':>6}" if args.chain > 1 else ""))
-    for r in results:
-        x = f"{r['x_cublas']:.2f}x" if r["x_cublas"] else "-"
-        cb = f"{r['cublas_us']:.1f}" if r["cublas_us"] else "-"
-        f8 = f"{r['fp8_us']:.1f}" if r["fp8_us"] else "-"
-        tail = ""
-        if "chain_us" in r:
-            cc = r["cublas_chain_us"]
-            tail = (f" {r['chain_us']:8.1f} {r['chain_pct_roof']:6.1f} {cc or 0:8.1f} "
-                    f"{(cc / r['chain_us']) if cc else 0:5.2f}x")
-        print(f"{r['shape']:>11} {r['m']:>5} {r['format'][:44]:<44} {r['act']:<4} {r['us']:8.1f} "
-              f"{r['pct_roof']:6.1f} {r['pct_bytes']:6.1f} {x:>8} "
-              f"{cb:>8} {f8:>8}" + tail + (f"  best {r['best_us']:.1f} {r['best']}" if "best" in r else ""))
+    print("\n" + "\n".join(table_lines(results, args.chain > 1)))
     print(f"total {time.time() - t0:.0f} s")
     if args.json:
-        Path(args.json).write_text(json.dumps({"copy_bw": bw, "bf16_rate": rate, "rows": results}, indent=1))
+        meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "reps": args.reps,
+                "flush": args.flush, "chain": args.chain, "act": args.act, "argv": sys.argv[1:],
+                "commit": git_commit(Path(__file__).resolve().parents[1]) or os.environ.get("HUMMING_COMMIT"),
+                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        Path(args.json).write_text(json.dumps({"copy_bw": bw, "bf16_rate": rate, **meta, "rows": results}, indent=1))
 
 
 if __name__ == "__main__":
