@@ -106,6 +106,7 @@ def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: 
         from humming.core.build import compile_many
 
         compile_many([p.spec for p in plans])
+        out.fill_(float("nan"))  # what the timed replays leave unwritten stays NaN (verified() counts it)
         best = None
         chosen = None
         checked = None
@@ -154,8 +155,14 @@ def humming_case(fmt: WeightFormat, n: int, k: int, ms: tuple[int, ...], timer: 
 
 
 def verified(out: torch.Tensor, x: torch.Tensor, q: quantized.QuantizedTensor) -> str:
-    """'ok', or the tolerance check's message, for ``out`` against the float64 reference of x and q."""
-    torch.cuda.synchronize()
+    """'ok', or what is wrong with ``out`` against the float64 reference of x and q: how many outputs are still the
+    NaN poison (never written), else the tolerance check's message."""
+    if out.is_cuda:
+        torch.cuda.synchronize()
+    unwritten = int(torch.isnan(out).sum())
+    if unwritten:
+        rows = int(torch.isnan(out).any(1).sum())
+        return f"{unwritten} of {out.numel()} outputs never written (NaN) in {rows} of {out.shape[0]} rows"
     try:
         reference.check_gemm(out, x, q)
     except AssertionError as exc:

@@ -147,3 +147,24 @@ def test_the_json_says_which_device_and_how_it_was_timed(bench) -> None:
     assert data["device"] == "FAKE GPU (CPU test)"
     assert (data["reps"], data["flush"], data["chain"]) == (25, "read", 8)
     assert "commit" in data and "torch" in data and data["argv"][:2] == ["--quick", "--m"]
+
+
+def test_every_timed_output_is_poisoned_with_nan_before_its_first_launch(bench) -> None:
+    _, first_seen = bench("--quick", "--m", "1,16", "--reps", "25", "--no-baselines", "--formats", "w4a16 s4 g128")
+    assert first_seen and all(first_seen.values()), first_seen
+
+
+def test_verify_counts_the_outputs_never_written() -> None:
+    from humming.core import quantized
+    from humming.core.formats import QuantFormat
+
+    torch.manual_seed(0)
+    q = quantized.quantize(torch.randn(64, 256), QuantFormat(B.FORMATS["w4a16 s4 g128"]))
+    x = torch.randn(4, 256).to(torch.bfloat16)
+    from humming.core import reference
+
+    xd, wd = reference.reference_operands(x, q)
+    out = (xd @ wd.T).to(torch.bfloat16)
+    assert B.verified(out, x, q) == "ok"
+    out[2, 8:24] = float("nan")  # a tile the kernel skipped: still the poison
+    assert B.verified(out, x, q).startswith("16 of 256 outputs never written (NaN)")
