@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from humming.core import cache
 
@@ -41,12 +42,21 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(found.describe())
         return 0
-    removed = cache.clear()
-    if removed:
-        for line in removed:
-            print(f"removed {line}")
-    else:
-        print(f"nothing to remove under {cache.cache_root()}")
+    root = cache.cache_root()
+    done = cache.clear()
+    for line in done.removed:
+        print(f"removed {line}")
+    if not done.removed and not done.failed:
+        print(f"nothing to remove under {root}")
+    if done.kept:
+        shown = ", ".join(done.kept[:5]) + (f" and {len(done.kept) - 5} more" if len(done.kept) > 5 else "")
+        print(f"kept {len(done.kept)} files humming did not write: {shown}")
+    for line in done.failed:
+        print(f"humming cache clear: could not remove {line}", file=sys.stderr)
+    if done.failed:
+        print(f"humming cache clear: {len(done.failed)} files under {root} are still there; remove them as a user "
+              "who may, or point HUMMING_CACHE_DIR elsewhere", file=sys.stderr)
+        return 1
     return 0
 
 

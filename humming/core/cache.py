@@ -22,8 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
-import shutil
 import tempfile
 import warnings
 from dataclasses import dataclass
@@ -314,15 +314,57 @@ def _problem(root: Path) -> str | None:
             "write, or set HUMMING_DISABLE_CACHE=1")
 
 
-def clear() -> list[str]:
-    """Remove every entry, failed unit and lock under the cache root; returns what was removed, one line each."""
+# The names humming writes under v<n>/<key[:2]>/ and failed/<key>/ (and their temporaries): clear removes these only,
+# so a cache folder that is also someone's project (HUMMING_CACHE_DIR=. ) loses nothing else.
+_ENTRY_FILE = re.compile(r"[0-9a-f]{32}\.(cubin|json|cu|lock)|\.[0-9a-f]{32}\.(cubin|json|cu)\.\w+\.tmp")
+_FAILED_FILE = re.compile(r"kernel\.cu|meta\.json|\.(kernel\.cu|meta\.json)\.\w+\.tmp")
+
+
+def _ours(top: str, rel: tuple[str, ...]) -> bool:
+    if top == "failed":
+        return len(rel) == 2 and bool(re.fullmatch(r"[0-9a-f]{32}", rel[0]) and _FAILED_FILE.fullmatch(rel[1]))
+    if len(rel) == 1:
+        return bool(re.fullmatch(r"\.probe\.\w+\.tmp", rel[0]))
+    return len(rel) == 2 and bool(re.fullmatch(r"[0-9a-f]{2}", rel[0]) and _ENTRY_FILE.fullmatch(rel[1]))
+
+
+@dataclass
+class Cleared:
+    """What clear did: folders emptied of humming's files (with counts), files left because humming did not write
+    them, and removals that failed (with the reason)."""
+
+    removed: list[str]
+    kept: list[str]
+    failed: list[str]
+
+
+def clear() -> Cleared:
+    """Remove every entry, failed unit and lock under the cache root (every format's), and nothing else."""
     root = cache_root()
-    removed: list[str] = []
+    done = Cleared([], [], [])
     for name in sorted(p.name for p in _files(root, "*")):
-        target = root / name
-        if name == "failed" or (name.startswith("v") and name[1:].isdigit()):
-            count = sum(1 for f in target.rglob("*") if f.is_file())
-            shutil.rmtree(target, ignore_errors=True)
-            removed.append(f"{target} ({count} files)")
+        top = root / name
+        if not (name == "failed" or re.fullmatch(r"v\d+", name)) or top.is_symlink() or not top.is_dir():
+            continue
+        count = 0
+        for folder, dirs, files in os.walk(top, topdown=False):  # bottom-up: a folder is emptied before its rmdir
+            rel = Path(folder).relative_to(top).parts
+            done.kept.extend(str(Path(folder, d)) for d in dirs if Path(folder, d).is_symlink())
+            for f in files:
+                path = Path(folder, f)
+                if not _ours(name, rel + (f,)):
+                    done.kept.append(str(path))
+                    continue
+                try:
+                    path.unlink()
+                    count += 1
+                except OSError as exc:
+                    done.failed.append(f"{path}: {exc.strerror or exc}")
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass  # not empty: it holds what was kept or could not be removed
+        if count:
+            done.removed.append(f"{top} ({count} files)")
     clear_memo()
-    return removed
+    return done

@@ -259,3 +259,51 @@ def test_a_header_that_appears_earlier_on_the_search_path_changes_the_key_in_the
     (late / "later.h").write_text("#define L 1\n")  # a name that found nothing now finds a file
     resolved = key()
     assert resolved.key != shadowed.key and resolved.unresolved == ()
+
+
+# ---- cache clear removes only what humming wrote, and says what it could not remove -----------------------------
+def _project_cache(tmp_path: Path) -> Path:
+    """A cache root that is also someone's project: user files beside and among humming's."""
+    from humming.core.build import compile_spec
+
+    root = tmp_path / "proj"
+    for rel, text in (("failed/notes.txt", "mine"), ("v2/model.bin", "mine"), ("src/a.py", "mine"),
+                      (f"{cache.LAYOUT}/notes.md", "mine")):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    with knobs.scope(HUMMING_CACHE_DIR=str(root)):
+        compile_spec(_toy(vec=2, block=128))
+        cache.save_failure("0f" * 16, "// unit\n", {"log": "x"})
+    return root
+
+
+def test_cache_clear_removes_only_files_humming_wrote(tmp_path, capsys):
+    from humming.cli import main
+
+    root = _project_cache(tmp_path)
+    with knobs.scope(HUMMING_CACHE_DIR=str(root)):
+        assert main(["cache", "clear"]) == 0
+        out = capsys.readouterr().out
+        assert cache.info().entries == 0 and cache.info().failed == 0
+    left = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    assert left == sorted(["CACHEDIR.TAG", "failed/notes.txt", f"{cache.LAYOUT}/notes.md", "src/a.py", "v2/model.bin"])
+    assert "kept" in out and "failed/notes.txt" in out and "v2/model.bin" in out
+
+
+def test_cache_clear_reports_what_it_could_not_remove_and_fails(tmp_path, capsys, monkeypatch):
+    from humming.cli import main
+
+    root = _project_cache(tmp_path)
+    unlink = Path.unlink
+
+    def refuse_binaries(self, missing_ok=False):
+        if self.suffix == ".cubin":
+            raise PermissionError(13, "Permission denied", str(self))
+        return unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", refuse_binaries)
+    with knobs.scope(HUMMING_CACHE_DIR=str(root)):
+        assert main(["cache", "clear"]) == 1
+    captured = capsys.readouterr()
+    assert "could not remove" in captured.err and ".cubin" in captured.err and "Permission denied" in captured.err
+    assert list(root.rglob("*.cubin")) and not list((root / cache.LAYOUT).rglob("*.json"))
