@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -44,7 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import (Timer, add_plan_only_arguments, bf16_rate, chain_time, copy_bandwidth,  # noqa: E402
                     loop_local_accesses, plan_only_target, read_bandwidth, require_cuda, roofline_us,
                     unwarmed_then_warmed)
-from wna16_report import case_row, failed_row, git_commit, progress_line, table_lines  # noqa: E402
+from wna16_report import (CheckTally, case_row, failed_row, git_commit, pair_line, progress_line,  # noqa: E402
+                          table_lines)
 
 SHAPES = ((8192, 8192), (28672, 8192), (8192, 28672), (28672, 4096), (4096, 14336))
 LARGE = SHAPES[1:4]
@@ -208,8 +210,9 @@ def _case_module():
 
 def check_matrix(first: int = 0, only: tuple[str, ...] = ()) -> int:
     """Correctness of every format x act x M of tests/gpu/test_gemm_dense_gpu.py, one line per (format, act),
-    from format index ``first``. A CUDA error poisons the context: print NEXT <index> and stop (the parent
-    restarts a fresh process there). Returns the failures seen."""
+    from format index ``first``: START <index> before each format, a pair_line after each (format, act), NEXT
+    <index> at the end (wna16_report.CheckTally reads them). A CUDA error poisons the context: print NEXT <index + 1>
+    FAILED <index> and stop (the parent restarts a fresh process there). Returns the failures seen."""
     mod = _case_module()
     t = time.time()
     mod.compile_all()
@@ -220,6 +223,7 @@ def check_matrix(first: int = 0, only: tuple[str, ...] = ()) -> int:
         fmt_id = names[index]
         if only and fmt_id not in only:
             continue
+        print(f"START {index}", flush=True)
         for act in (dtypes.f16, dtypes.bf16):
             marks = []
             for m in mod.MS:
@@ -232,10 +236,10 @@ def check_matrix(first: int = 0, only: tuple[str, ...] = ()) -> int:
                     marks.append(f"{m}:FAIL")
                     print(f"    {fmt_id} {act} M={m}: {str(exc)[:400]}", flush=True)
                     if "CUDA error" in str(exc) or "illegal" in str(exc):
-                        print(f"  {fmt_id:<22} {act.name:<5} {' '.join(marks)}  (CUDA error: restarting)", flush=True)
+                        print(pair_line(fmt_id, act.name, marks, cuda_error=True), flush=True)
                         print(f"NEXT {index + 1} FAILED {index}", flush=True)
                         return failures
-            print(f"  {fmt_id:<22} {act.name:<5} {' '.join(marks)}", flush=True)
+            print(pair_line(fmt_id, act.name, marks), flush=True)
     print(f"NEXT {len(names)}", flush=True)
     return failures
 
@@ -271,28 +275,52 @@ def check_plan_only(arch: str, sms: int, only: tuple[str, ...] = ()) -> None:
               f"frame, {r.registers} registers): {k.spec.describe()}", flush=True)
 
 
-def check_isolated(only: tuple[str, ...] = ()) -> None:
-    """check_matrix in child processes, restarting after any CUDA error; lists the formats that crashed."""
-    import re
-    import subprocess
+class _Stopped(Exception):
+    pass
 
-    count = len(_case_module().FORMATS)
-    first, crashed = 0, []
-    while first < count:
-        out = subprocess.run([sys.executable, __file__, "--check-from", str(first), "--only", ",".join(only)],
-                             capture_output=True, text=True)
-        sys.stdout.write(out.stdout[-20000:])
-        nxt = re.findall(r"^NEXT (\d+)(?: FAILED (\d+))?", out.stdout, re.M)
-        if not nxt:
-            print(f"  child died at format {first}: {out.stderr[-1500:]}", flush=True)
-            crashed.append(first)
-            first += 1
-            continue
-        first = int(nxt[-1][0])
-        if nxt[-1][1]:
-            crashed.append(int(nxt[-1][1]))
-    names = list(_case_module().FORMATS)
-    print(f"check done; formats with a CUDA error: {[names[i] for i in crashed] or 'none'}", flush=True)
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stopped(f"{signal.Signals(signum).name}: the step's timeout?")
+
+
+def check_isolated(only: tuple[str, ...] = ()) -> int:
+    """check_matrix in child processes, a fresh one after a CUDA error or a child's death (resuming after the format
+    it was in); closes with the counts (CheckTally.summary) even when stopped by SIGTERM, and returns the exit
+    status: 1 on any failure or any (format, act) not run."""
+    import subprocess
+    import tempfile
+
+    tally = CheckTally(list(_case_module().FORMATS), only)
+    previous = signal.signal(signal.SIGTERM, _stop)
+    first: int | None = tally.selected[0] if tally.selected else None
+    try:
+        while first is not None:
+            with tempfile.TemporaryFile("w+") as err:
+                child = subprocess.Popen([sys.executable, __file__, "--check-from", str(first), "--only",
+                                          ",".join(only)], stdout=subprocess.PIPE, stderr=err, text=True)
+                try:
+                    assert child.stdout is not None
+                    for line in child.stdout:
+                        sys.stdout.write(line)
+                        tally.feed(line)
+                    child.wait()
+                finally:
+                    if child.poll() is None:
+                        child.kill()
+                        child.wait()
+                if child.returncode == -signal.SIGTERM:  # the step's timeout signals the whole process group
+                    raise _Stopped("SIGTERM: the step's timeout?")
+                err.seek(0)
+                first, note = tally.child_ended(first, err.read()[-1500:])
+            if note:
+                print(note, flush=True)
+    except _Stopped as exc:
+        tally.stopped = str(exc)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    lines, status = tally.summary()
+    print("\n".join(lines), flush=True)
+    return status
 
 
 def main() -> None:
@@ -328,10 +356,19 @@ def main() -> None:
         ap.error(f"--act: {exc}")
     if not set(acts) <= set(ACTIVATIONS):
         ap.error(f"--act takes bf16, f16 or both (bf16,f16), not {args.act!r}")
+    names = list(FORMATS) if args.formats == "all" else args.formats.split(",")
+    if unknown := [name for name in names if name not in FORMATS]:
+        ap.error(f"--formats: unknown {', '.join(map(repr, unknown))}; known: {', '.join(FORMATS)}")
+    only = tuple(filter(None, args.only.split(",")))
+    if only and not (args.check or args.check_from >= 0):
+        ap.error("--only goes with --check")
+    if only and (unknown := [o for o in only if o not in _case_module().FORMATS]):
+        ap.error(f"--only: unknown format id(s) {', '.join(unknown)}; the check matrix's: "
+                 f"{', '.join(_case_module().FORMATS)}")
     if args.plan_only:
         if not args.check:
             ap.error("--plan-only goes with --check (profile_wna16.py --plan-only plans timing variants)")
-        check_plan_only(args.arch, args.sms, tuple(filter(None, args.only.split(","))))
+        check_plan_only(args.arch, args.sms, only)
         return
     require_cuda(Path(__file__).name)
     if args.diagnose >= 0:
@@ -349,13 +386,10 @@ def main() -> None:
         torch.cuda.synchronize()
         print("diagnose: ran without error", flush=True)
         return
-    only = tuple(filter(None, args.only.split(",")))
     if args.check_from >= 0:
-        check_matrix(args.check_from, only)
-        return
+        sys.exit(1 if check_matrix(args.check_from, only) else 0)
     if args.check:
-        check_isolated(only)
-        return
+        sys.exit(check_isolated(only))
     timer = Timer(args.reps, args.flush)
     t0 = time.time()
     # (at 20:37 on 2026-12-03 the unwarmed ones came after the warmed copies: 692 TFLOP/s)
@@ -368,7 +402,6 @@ def main() -> None:
     w4_ms = (tuple(int(v) for v in args.m.split(",")) if args.m else (1, 16, 64, 1024) if args.quick else W4_MS)
     baselines = {} if args.no_baselines else baseline_cases(shapes, w4_ms, timer, args.chain)
     results: list = []
-    names = list(FORMATS) if args.formats == "all" else args.formats.split(",")
     for name in names:
         fmt = FORMATS[name]
         is_w4 = name.startswith("w4a16 s4")

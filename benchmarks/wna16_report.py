@@ -1,5 +1,5 @@
 """bench_wna16's parts that need no GPU: a case's row (its figures from the times), the table, the JSON's run
-metadata.
+metadata, and what the --check parent reads from its children (CheckTally).
 
 A row (one dict a (shape, M, format, act) in the JSON's ``rows``; a field absent where not measured):
 - ``us``: the median of one replay (L2 flushed before each); None where the tuner's plan failed to launch, and
@@ -15,6 +15,7 @@ A row (one dict a (shape, M, format, act) in the JSON's ``rows``; a field absent
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -95,3 +96,82 @@ def git_commit(root: Path) -> str | None:
     if head.returncode:
         return None
     return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
+
+
+# ---- --check: what the parent reads from its children --------------------------------------------------------
+#: A child's line per (format, act): the format id, the act, an "M:ok" / "M:FAIL" mark per M, and a note where a
+#: CUDA error ended the child.
+_PAIR = re.compile(r"^  (?P<fmt>\S+) +(?P<act>f16|bf16) +(?P<marks>(?:\d+:(?:ok|FAIL) ?)+)(?P<cuda> +\(CUDA error.*)?$")
+
+
+def pair_line(fmt_id: str, act: str, marks: list[str], cuda_error: bool = False) -> str:
+    """The child's line for one (format, act), as CheckTally reads it."""
+    return f"  {fmt_id:<22} {act:<5} {' '.join(marks)}" + ("  (CUDA error: restarting)" if cuda_error else "")
+
+
+class CheckTally:
+    """Reads the children's lines: ``START i`` as a child begins format i, a pair_line per (format, act), and
+    ``NEXT j`` (``FAILED i`` after a CUDA error in format i) as it stops; says where the next child starts, and
+    sums up (summary) which (format, act) pairs passed, failed a tolerance, met a CUDA error, died with their
+    process, or never ran."""
+
+    def __init__(self, names: list[str], only: tuple[str, ...] = ()) -> None:
+        self.names = list(names)
+        self.selected = [i for i, name in enumerate(self.names) if not only or name in only]
+        self.pairs: dict[tuple[int, str], list[str]] = {}  # (format index, act) -> the Ms that failed
+        self.cuda_errors: list[int] = []
+        self.died: list[int] = []
+        self.stopped = ""  # the parent was stopped (the step's timeout)
+        self._started: int | None = None
+        self._next: tuple[int, int | None] | None = None
+
+    def feed(self, line: str) -> None:
+        line = line.rstrip("\n")
+        if m := re.match(r"START (\d+)$", line):
+            self._started = int(m[1])
+        elif m := re.match(r"NEXT (\d+)(?: FAILED (\d+))?$", line):
+            self._next = (int(m[1]), None if m[2] is None else int(m[2]))
+        elif (m := _PAIR.match(line)) and m["fmt"] in self.names:
+            index = self.names.index(m["fmt"])
+            if m["cuda"]:
+                self.cuda_errors.append(index)
+            else:
+                self.pairs[(index, m["act"])] = [mark[:-5] for mark in m["marks"].split() if mark.endswith(":FAIL")]
+
+    def child_ended(self, first: int, stderr: str = "") -> tuple[int | None, str]:
+        """(where the next child starts, None when done; a line to print) after the child started at ``first``."""
+        nxt, started = self._next, self._started
+        self._next = self._started = None
+        if nxt is not None:
+            if nxt[1] is not None and nxt[1] not in self.cuda_errors:
+                self.cuda_errors.append(nxt[1])
+            return (nxt[0] if first < nxt[0] < len(self.names) else None), ""
+        lines = stderr.strip().splitlines()
+        last = (lines or ["(nothing on stderr)"])[-1].strip()
+        tail = "".join("\n    " + line for line in lines[-15:-1])  # the rest of its stderr's end, under the line
+        if started is None:
+            return None, f"  the check process (from format {first}) died before its first format: {last}{tail}"
+        self.died.append(started)
+        return (started + 1 if started + 1 < len(self.names) else None), (
+            f"  the check process died in format {started} ({self.names[started]}), the next starts after it: "
+            f"{last}{tail}")
+
+    def failed_pairs(self) -> list[str]:
+        return [f"{self.names[i]} {act} M={','.join(ms)}" for (i, act), ms in sorted(self.pairs.items()) if ms]
+
+    def summary(self) -> tuple[list[str], int]:
+        """The closing lines and the exit status (1 on any failure or any pair not run)."""
+        total = 2 * len(self.selected)
+        ok = sum(1 for (i, _), ms in self.pairs.items() if not ms and i in self.selected)
+        blamed = set(self.cuda_errors) | set(self.died)
+        not_run = [i for i in self.selected if i not in blamed and any((i, a) not in self.pairs for a in ("f16", "bf16"))]
+        lines = [f"check stopped early ({self.stopped})"] if self.stopped else []
+        lines.append(f"check: {ok} / {total} (format x act) ok")
+        failed = self.failed_pairs()
+        if ok == total:
+            return lines + ["check failures: none"], 0
+        listed = lambda xs: ", ".join(xs) or "none"  # noqa: E731
+        names = lambda idx: listed([self.names[i] for i in idx])  # noqa: E731
+        lines.append(f"check failures: tolerance [{listed(failed)}]; CUDA error [{names(self.cuda_errors)}]; "
+                     f"process died [{names(self.died)}]; not run [{names(not_run)}]")
+        return lines, 1
