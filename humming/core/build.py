@@ -102,6 +102,8 @@ def compile_source(source: str, *, target: Target, name: str = "kernel.cu", incl
         finally:
             if held is not None:
                 held.release()
+    if kernel.from_cache and knobs.keep_source.get():  # a hit keeps the unit too: the repro tool needs it
+        cache.keep_source(uk.key, source)
     cache.memo_put((uk.key, entry), kernel)
     return kernel
 

@@ -208,6 +208,16 @@ def publish(key: str, binary: bytes, meta: dict[str, Any], source: str | None = 
     return Entry(key, binary, full)
 
 
+def keep_source(key: str, source: str) -> None:
+    """Add the unit to an entry published without it (HUMMING_KEEP_SOURCE=1 on a hit); a CacheWarning if it cannot."""
+    p = paths(key)["cu"]
+    if not p.is_file():
+        try:
+            _atomic_write(p, source.encode())
+        except OSError as exc:
+            warn_unusable(exc)
+
+
 def save_failure(key: str, source: str, meta: dict[str, Any]) -> Path:
     """Keep a unit that failed to compile (and how it was compiled); returns the saved .cu path: under the cache's
     ``failed/<key>/``, or in a temporary folder when the cache is off or cannot be written."""

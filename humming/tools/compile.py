@@ -46,8 +46,9 @@ def _load(unit: str) -> tuple[str, Path, dict[str, Any]]:
         return path.read_text(), path, meta
     src, meta = cache.find_unit(unit)
     if src is None:
-        raise InvalidInputError(f"cache entry {unit} was stored without its source; compile it again with "
-                                "HUMMING_KEEP_SOURCE=1 to keep it, then rerun this")
+        raise InvalidInputError(f"cache entry {unit} was stored without its source; run the program that compiled "
+                                "it again with HUMMING_KEEP_SOURCE=1 (a cache hit then keeps the source too), with "
+                                "the same HUMMING_CACHE_DIR, then rerun this")
     return src.read_text(), src, meta
 
 

@@ -307,3 +307,19 @@ def test_cache_clear_reports_what_it_could_not_remove_and_fails(tmp_path, capsys
     captured = capsys.readouterr()
     assert "could not remove" in captured.err and ".cubin" in captured.err and "Permission denied" in captured.err
     assert list(root.rglob("*.cubin")) and not list((root / cache.LAYOUT).rglob("*.json"))
+
+
+# ---- the repro tool: HUMMING_KEEP_SOURCE on a hit, the recorded program name, a meta.json that does not parse ------
+def test_keep_source_on_a_cache_hit_keeps_the_source_the_repro_needs(fresh, capsys):
+    from humming.core.build import compile_spec
+    from humming.tools.compile import main
+
+    spec = _toy(vec=8, block=128)
+    key = compile_spec(spec).key
+    assert not cache.paths(key)["cu"].exists()
+    assert main([key]) == 2 and "HUMMING_KEEP_SOURCE=1" in capsys.readouterr().err
+    cache.clear_memo()  # a new process, as the advice says
+    with knobs.scope(HUMMING_KEEP_SOURCE=True):
+        assert compile_spec(spec).from_cache
+    assert cache.paths(key)["cu"].read_text().endswith(spec.render())
+    assert main([key]) == 0
