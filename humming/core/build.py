@@ -85,7 +85,8 @@ def compile_source(source: str, *, target: Target, name: str = "kernel.cu", incl
     meta: dict[str, Any] = {
         "target": {"vendor": target.vendor, "arch": target.arch, "family": target.family},
         "toolchain": chain.version(), "options": list(options), "extra_options": list(extra_options),
-        "include_dirs": [str(d) for d in include_dirs], "name": name, "name_expressions": list(name_expressions),
+        "include_dirs": [str(d) for d in include_dirs], "name": name, "main_dir": str(main_dir),
+        "name_expressions": list(name_expressions),
         "entry": entry, "spec": None if spec is None else spec.describe(),
         "headers": [p for p, _ in uk.headers],
     }

@@ -1,9 +1,10 @@
 """Reproduce one kernel compile: ``python -m humming.tools.compile <cache key | unit.cu> [-o out.cubin]``.
 
 With a key (the repro line of a CompileError, or a cache entry kept with HUMMING_KEEP_SOURCE=1) the unit is
-recompiled exactly as it was: same target, options, include folders and name expressions. With a ``.cu``
-path, those come from a ``meta.json`` (or ``<key>.json``) beside it, else from ``--target`` and ``-I``. It
-never reads or writes the cache: it always runs the compiler, then prints the log and the resource report.
+recompiled exactly as it was: same target, options, include folders, name expressions and program name (its
+folder is where the unit's quoted includes resolve). With a ``.cu`` path, those come from a ``meta.json`` (or
+``<key>.json``) beside it, else from ``--target`` and ``-I``. It never reads or writes the cache: it always runs
+the compiler, then prints the log and the resource report.
 """
 
 from __future__ import annotations
@@ -52,6 +53,16 @@ def _load(unit: str) -> tuple[str, Path, dict[str, Any]]:
     return src.read_text(), src, meta
 
 
+def _program_name(path: Path, meta: dict[str, Any]) -> str:
+    """The program name the unit was compiled under: its quoted includes resolve beside it, and the log names it.
+    ``main_dir`` (absolute) keeps a relative name right from another working folder."""
+    if not meta.get("name"):
+        return str(path)
+    if meta.get("main_dir"):
+        return str(Path(meta["main_dir"]) / Path(meta["name"]).name)
+    return str(meta["name"])
+
+
 def main(argv: Sequence[str] | None = None, *, toolchain: Toolchain | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -72,8 +83,10 @@ def main(argv: Sequence[str] | None = None, *, toolchain: Toolchain | None = Non
             dirs = [CORE_INCLUDE_DIR.parent, CORE_INCLUDE_DIR]
         extra = [f"-I{d}" for d in dirs] + [o for o in meta.get("extra_options", []) if not o.startswith("-I")]
         names = meta.get("name_expressions", [])
-        print(f"compiling {path} for {target} with {toolchain.version()}", file=sys.stderr)
-        out = toolchain.compile(source, target=target, name=str(path), extra_options=extra, name_expressions=names)
+        name = _program_name(path, meta)
+        shown = str(path) if name == str(path) else f"{path} (as {name})"
+        print(f"compiling {shown} for {target} with {toolchain.version()}", file=sys.stderr)
+        out = toolchain.compile(source, target=target, name=name, extra_options=extra, name_expressions=names)
     except CompileError as exc:
         print(f"compile failed: {exc}", file=sys.stderr)
         return 1

@@ -323,3 +323,25 @@ def test_keep_source_on_a_cache_hit_keeps_the_source_the_repro_needs(fresh, caps
         assert compile_spec(spec).from_cache
     assert cache.paths(key)["cu"].read_text().endswith(spec.render())
     assert main([key]) == 0
+
+
+def test_the_repro_compiles_under_the_recorded_program_name(fresh, tmp_path, monkeypatch, capsys):
+    from humming.core.build import compile_source
+    from humming.errors import CompileError
+    from humming.tools.compile import main
+
+    (tmp_path / "q").mkdir()
+    (tmp_path / "q" / "local.h").write_text("#define X 1\n")  # found beside the unit only
+    good = '#include "local.h"\nextern "C" __global__ void k(int* p) { p[0] = X; }\n'
+    monkeypatch.chdir(tmp_path)
+    with knobs.scope(HUMMING_KEEP_SOURCE=True):
+        absolute = compile_source(good, target=TARGET, name=str(tmp_path / "q" / "kern.cu")).key
+        relative = compile_source("// 2\n" + good, target=TARGET, name="q/kern.cu").key
+    with pytest.raises(CompileError) as failed:
+        compile_source(good.replace("X;", "X + undefined_name;"), target=TARGET, name="q/kern.cu")
+    monkeypatch.chdir(tmp_path / "q")  # the repro runs from elsewhere
+    assert main([absolute]) == 0 and main([relative]) == 0
+    capsys.readouterr()
+    assert main([failed.value.repro.split()[-1]]) == 1
+    err = capsys.readouterr().err
+    assert "undefined_name" in err and "cannot open source file" not in err
