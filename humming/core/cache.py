@@ -237,14 +237,28 @@ def _save_failure(folder: Path, key: str, source: str, meta: dict[str, Any]) -> 
     return src
 
 
+def read_meta(path: Path) -> dict[str, Any]:
+    """The record humming wrote at ``path`` (a failed unit's meta.json, an entry's JSON); InvalidInputError, naming
+    the file, when it does not parse."""
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        meta = exc
+    if not isinstance(meta, dict):
+        why = str(meta) if isinstance(meta, Exception) else f"a JSON {type(meta).__name__}, not an object"
+        raise InvalidInputError(f"{path} does not parse as humming's record of a unit ({why}); it was damaged or "
+                                "written by something else: delete it, or give the .cu with --target and -I")
+    return meta
+
+
 def find_unit(key: str) -> tuple[Path | None, dict[str, Any]]:
     """Where the source and metadata of ``key`` are kept: a failed unit, or a cached entry (source if kept)."""
     failed = cache_root() / "failed" / key
     if (failed / "meta.json").is_file():
-        return failed / "kernel.cu", json.loads((failed / "meta.json").read_text())
+        return failed / "kernel.cu", read_meta(failed / "meta.json")
     p = paths(key)
     if p["json"].is_file():
-        return (p["cu"] if p["cu"].is_file() else None), json.loads(p["json"].read_text())
+        return (p["cu"] if p["cu"].is_file() else None), read_meta(p["json"])
     raise InvalidInputError(f"no cache entry or failed unit with key {key} under {cache_root()} "
                             "(is HUMMING_CACHE_DIR the one the key was printed under?)")
 

@@ -10,7 +10,6 @@ the compiler, then prints the log and the resource report.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -42,7 +41,7 @@ def _load(unit: str) -> tuple[str, Path, dict[str, Any]]:
         meta: dict[str, Any] = {}
         for candidate in (path.with_name("meta.json"), path.with_suffix(".json")):
             if candidate.is_file():
-                meta = json.loads(candidate.read_text())
+                meta = cache.read_meta(candidate)
                 break
         return path.read_text(), path, meta
     src, meta = cache.find_unit(unit)
@@ -71,6 +70,8 @@ def main(argv: Sequence[str] | None = None, *, toolchain: Toolchain | None = Non
             target = Target(args.vendor or meta.get("target", {}).get("vendor", "nvidia"), args.target)
         elif meta.get("target"):
             t = meta["target"]
+            if not isinstance(t, dict) or not {"vendor", "arch"} <= t.keys():
+                raise InvalidInputError(f"{path}: its recorded target {t!r} names no vendor and arch; pass --target")
             target = Target(t["vendor"], t["arch"], t.get("family", ""))
         else:
             raise InvalidInputError(f"{path} has no recorded target; pass --target (e.g. --target sm_90a)")

@@ -345,3 +345,30 @@ def test_the_repro_compiles_under_the_recorded_program_name(fresh, tmp_path, mon
     assert main([failed.value.repro.split()[-1]]) == 1
     err = capsys.readouterr().err
     assert "undefined_name" in err and "cannot open source file" not in err
+
+
+@pytest.mark.parametrize("where", ["failed unit", "cache entry", "beside a .cu"])
+def test_a_metadata_file_that_does_not_parse_is_an_error_not_a_traceback(fresh, capsys, where):
+    from humming.tools.compile import main
+
+    key = "5a" * 16
+    if where == "failed unit":
+        unit = cache.save_failure(key, "// unit\n", {"log": "x"})
+        broken, arg = unit.with_name("meta.json"), key
+    elif where == "cache entry":
+        with cache.lock(key):
+            cache.publish(key, b"\x7fELF", {}, source="// unit\n")
+        broken, arg = cache.paths(key)["json"], key
+    else:
+        unit = fresh / "loose" / "kernel.cu"
+        unit.parent.mkdir(parents=True)
+        unit.write_text("// unit\n")
+        broken, arg = unit.with_name("meta.json"), str(unit)
+    broken.write_text('{"target": ')
+    assert main([arg]) == 2
+    err = capsys.readouterr().err
+    assert str(broken) in err and "does not parse" in err
+    broken.write_text("[1, 2]")  # JSON, but not the record
+    assert main([arg]) == 2 and "does not parse" in capsys.readouterr().err
+    broken.write_text('{"target": "sm_80"}')  # an object, with a target that is not the record's
+    assert main([arg]) == 2 and "names no vendor and arch" in capsys.readouterr().err
