@@ -289,11 +289,11 @@ def compile_many(specs: Sequence[KernelSpec], *, toolchain: Toolchain | None = N
     bar = progress if progress is not None else Progress(len(unique))
     results: dict[KernelSpec, CompiledKernel] = {}
     failures: list[tuple[KernelSpec, BaseException]] = []
-    if processes is None:
-        processes = n > 1 and toolchain is None and cache.enabled()
-    if processes and (toolchain is not None or not cache.enabled()):
-        raise InvalidInputError("compile_many(processes=True) needs the disk cache and the plugins' toolchains "
-                                "(no toolchain=); use threads instead")
+    if processes is None:  # workers hand kernels over through the cache: one that keeps nothing means threads
+        processes = n > 1 and toolchain is None and cache.writable()
+    if processes and (toolchain is not None or not cache.writable()):
+        raise InvalidInputError("compile_many(processes=True) needs a disk cache it can write and the plugins' "
+                                "toolchains (no toolchain=); use threads instead")
     try:
         if n <= 1:
             for s in unique:

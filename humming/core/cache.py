@@ -184,6 +184,15 @@ def require_writable(what: str) -> Path:
     return root
 
 
+def writable() -> bool:
+    """Whether kernels compiled now would be kept: the cache is on and its folder can be written."""
+    try:
+        require_writable("compile")
+    except InvalidInputError:
+        return False
+    return True
+
+
 def try_lock(key: str) -> filelock.BaseFileLock | None:
     """``lock(key)``, acquired; None, with a CacheWarning, when the cache folder cannot hold it (or it timed out)."""
     try:

@@ -124,7 +124,7 @@ def test_compile_many_in_worker_processes_publishes_to_the_cache_and_reports_fai
     assert "undefined_constant_8" in err.value.log and err.value.repro
     cache.clear_memo()
     assert build.compile_spec(good, toolchain=toolchain_for(TARGET)).from_cache  # a worker published it
-    with pytest.raises(InvalidInputError, match="needs the disk cache"):
+    with pytest.raises(InvalidInputError, match="needs a disk cache it can write"):
         build.compile_many([good, good], toolchain=toolchain_for(TARGET), max_workers=2, processes=True)
 
 

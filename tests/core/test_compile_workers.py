@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,9 +15,9 @@ import pytest
 
 from humming import knobs
 from humming.capabilities.model import Target
-from humming.core import build, cache
+from humming.core import build, cache, compile_workers
 from humming.devices.nvidia.target import toolchain_for
-from humming.errors import CompileError, UnsupportedError
+from humming.errors import CompileError, InvalidInputError, UnsupportedError
 from humming.kernels.toy_axpy import ToyAxpySpec
 
 TARGET = Target("nvidia", "sm_80")
@@ -90,6 +91,23 @@ def test_a_workers_humming_error_is_collected_and_any_other_raised_as_itself(fre
         build.compile_many([good, RaisesInWorker(target=TARGET, humming_error=True)], max_workers=2, processes=True)
     with pytest.raises(ValueError, match="boom from a worker"):
         build.compile_many([good, RaisesInWorker(target=TARGET)], max_workers=2, processes=True)
+
+
+def test_without_a_writable_cache_the_batch_compiles_on_threads_once_each(fresh, monkeypatch):
+    # Workers hand kernels over through the cache; with none to write, each would compile twice (worker, caller).
+    (fresh / "afile").write_text("not a folder")
+
+    def no_workers(*args, **kwargs):
+        raise AssertionError("worker processes started without a cache to publish to")
+
+    monkeypatch.setattr(compile_workers, "compile_in_workers", no_workers)
+    specs = [ToyAxpySpec(target=TARGET, block=b) for b in (64, 128)]
+    with knobs.scope(HUMMING_CACHE_DIR=str(fresh / "afile")), warnings.catch_warnings():
+        warnings.simplefilter("ignore", cache.CacheWarning)
+        kernels = build.compile_many(specs, max_workers=2)
+        assert [k.spec for k in kernels] == specs
+        with pytest.raises(InvalidInputError, match="needs a disk cache it can write"):
+            build.compile_many(specs, max_workers=2, processes=True)
 
 
 def test_the_default_worker_count_is_the_cpus_this_process_may_use(monkeypatch):
