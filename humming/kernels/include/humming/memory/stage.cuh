@@ -148,11 +148,9 @@ struct BulkWeightLoader {
 template <int THREADS, class Stage, int ROWS = Stage::BM, int SPREAD = 0, int PARTS = 1>
 struct ActivationLoader {
   static_assert(ROWS >= 1 && ROWS <= Stage::BM, "the rows copied lie inside the tile");
-  static_assert(SPREAD == 0 || (ROWS == 1 && (PARTS == 2 || PARTS == 4 || PARTS == 8)),
-                "a spread token row puts 2, 4 or 8 parts into n8 columns 0..7");
+  static_assert(SPREAD == 0 || ROWS == 1, "a spread row is the one token's (its parts: mma::GroupColumns)");
   static constexpr int CPR = Stage::BK / 8;
-  // The tile row of chunk ck of row r.
-  static HM_DEVICE constexpr int row_of(int r, int ck) {
+  static HM_DEVICE constexpr int row_of(int r, int ck) {  // the tile row of chunk ck of row r
     if constexpr (SPREAD == 0) return r;
     else return mma::GroupColumns<PARTS>::column((ck / SPREAD) % PARTS);
   }
