@@ -20,7 +20,7 @@ the instruction ran with the declared K and accumulator type (``spec.increment``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from humming.capabilities.model import MmaInstruction
 from humming.core import dtypes
@@ -391,7 +391,10 @@ FEATURE_PROBES: dict[str, str] = {
                      '[%0], [%1, {%2, %2}], [%3], %4;" :: "r"((unsigned)__cvta_generic_to_shared(s)), "l"(o), "r"(0), '
                      '"r"((unsigned)__cvta_generic_to_shared(&bar)), "h"((unsigned short)3) : "memory");',
     "clusters": 'unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); o[0] = r;',
-    "setmaxnreg": 'asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");',
+    # A lone setmaxnreg is dead code to ptxas (no USETMAXREG on any target); a dec/inc pair split by warpgroup in a
+    # kernel of three warpgroups (__launch_bounds__ below) keeps USETMAXREG.TRY_ALLOC / .DEALLOC.
+    "setmaxnreg": 'const unsigned w = threadIdx.x / 128u; if (w == 0u) asm volatile("setmaxnreg.dec.sync.aligned.u32 '
+                  '40;"); else asm volatile("setmaxnreg.inc.sync.aligned.u32 232;"); o[threadIdx.x] = w;',
     "programmatic_launch": 'asm volatile("griddepcontrol.wait;" ::: "memory"); '
                            'asm volatile("griddepcontrol.launch_dependents;");',
     "tensor_memory": '__shared__ unsigned slot; asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 '
@@ -399,8 +402,29 @@ FEATURE_PROBES: dict[str, str] = {
 }
 
 
+_FEATURE_BOUNDS = {"setmaxnreg": "__launch_bounds__(384, 1) "}
+
+#: The SASS op (opcode class, then dotted flags it must carry) that shows a feature probe runs on the hardware.
+#: Compiling is not enough: on sm_120a/121a ptxas accepts .multicast::cluster and emits only CALL.ABS.NOINC to the
+#: driver's __cuda_syscall_cp_async_bulk_tensor_2d_tile_multicast (NVRTC 13.5 + nvdisasm 13.5, review 7).
+FEATURE_SASS: dict[str, tuple[str, ...]] = {
+    "bulk_copy": ("UBLKCP",), "bulk_tensor_copy": ("UTMALDG",), "tma_multicast": ("UTMALDG", "MULTICAST"),
+    "setmaxnreg": ("USETMAXREG",),
+}
+
+
 def feature_source(feature: str) -> str:
     """A kernel that uses one MemoryFeatures flag (a key of FEATURE_PROBES)."""
     if feature not in FEATURE_PROBES:
         raise InvalidInputError(f"probes: no feature probe {feature!r}; known: {', '.join(FEATURE_PROBES)}")
-    return f'extern "C" __global__ void humming_feature(unsigned* o) {{ {FEATURE_PROBES[feature]} }}\n'
+    bounds = _FEATURE_BOUNDS.get(feature, "")
+    return f'extern "C" __global__ void {bounds}humming_feature(unsigned* o) {{ {FEATURE_PROBES[feature]} }}\n'
+
+
+def feature_in_sass(feature: str, opcodes: Iterable[str]) -> bool | None:
+    """Whether a feature probe's SASS opcodes (conformance.sass.opcodes) hold its hardware op (FEATURE_SASS); None
+    for a feature with no mapped op. False for a probe that compiled to a driver syscall only."""
+    want = FEATURE_SASS.get(feature)
+    if want is None:
+        return None
+    return any(op.split(".")[0] == want[0] and set(want[1:]) <= set(op.split(".")[1:]) for op in opcodes)

@@ -1,0 +1,34 @@
+"""Facts corrected after review 7 (/tmp/review-7.md): each test failed on the tables before the fix.
+
+A2 TMA multicast on client Blackwell, A3 tcgen05 N choices, A4 compute capability 8.8, B1/B2 Thor's SM count and
+threads per SM, C4 feature probes that prove nothing (setmaxnreg optimised away, TMA through a driver syscall).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from humming.devices.nvidia import archs, probes
+from humming.devices.nvidia.target import toolchain_for
+
+T = archs.BY_ARCH
+
+
+def sass_opcodes(arch: str, source: str) -> list[str]:
+    sass = pytest.importorskip("conformance.sass")
+    cubin = toolchain_for(T[arch].target).compile(source, target=T[arch].target, name="feature.cu").binary
+    try:
+        return list(sass.opcodes(sass.disassemble(cubin)))
+    except sass.SassUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+# ---- C4: feature probes that prove something ------------------------------------------------------------------
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a", "sm_110a", "sm_120a", "sm_121a"])
+def test_the_setmaxnreg_probe_keeps_the_instruction(arch):
+    ops = sass_opcodes(arch, probes.feature_source("setmaxnreg"))
+    assert probes.feature_in_sass("setmaxnreg", ops) is True, ops
+
+
+def test_a_feature_without_a_sass_map_is_not_judged():
+    assert probes.feature_in_sass("ldmatrix", ["LDSM.16.M88"]) is None
