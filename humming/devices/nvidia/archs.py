@@ -220,7 +220,14 @@ HOPPER_MEM = replace(AMPERE_MEM, stmatrix=True, bulk_copy=True, bulk_tensor_copy
                      setmaxnreg=True, programmatic_launch=True)
 # TMEM: 128 lanes x 512 columns x 4 bytes per SM (PTX ISA "Tensor Memory").
 BLACKWELL_MEM = replace(HOPPER_MEM, tensor_memory=True, tensor_memory_bytes=128 * 512 * 4)
-CLIENT_BLACKWELL_MEM = HOPPER_MEM  # sm_120a/121a: TMA and clusters, no TMEM
+# sm_120a/121a: TMA and clusters, no TMEM, and no hardware TMA multicast. The SASS (NVRTC 13.5, nvdisasm 13.5) of a
+# .multicast::cluster copy is CALL.ABS.NOINC to __cuda_syscall_cp_async_bulk_tensor_2d_tile_multicast; the unicast
+# .shared::cluster copy is UTMALDG for the CTA's own shared memory and that syscall for a peer CTA's (sm_90a and
+# sm_100a: UTMALDG.2D.MULTICAST and UTMALDG.2D only). Review 7, A2; CUTLASS/quack's sm_120 kernels use 1x1 clusters.
+CLIENT_BLACKWELL_MEM = replace(HOPPER_MEM, tma_multicast=False)
+CLIENT_TMA = ("TMA into another CTA of the cluster (.multicast::cluster, or a .shared::cluster destination in a peer "
+              "CTA) runs through a driver syscall (__cuda_syscall_cp_async_bulk_tensor_*), not the TMA unit: "
+              "memory.tma_multicast is False and peer-CTA TMA is slow")
 
 
 def _limits(smem_sm_kib: int | None, smem_block_kib: int | None, threads: int | None) -> ExecutionLimits:
@@ -291,13 +298,13 @@ SM120A = _target("sm_120a", "blackwell-client", "NVIDIA Blackwell RTX 50 / RTX P
                  _emulated(_blackwell_client_mma(), EMU_INT4, EMU_B1),
                  CLIENT_BLACKWELL_MEM, _limits(100, 99, 1536),
                  notes=("no wgmma, no tcgen05, no TMEM: FP4/FP6 and block-scaled MMA run on mma.sync",
-                        "CUTLASS's sm_120 kernels use 1x1x1 clusters"),
+                        "CUTLASS's sm_120 kernels use 1x1x1 clusters", CLIENT_TMA),
                  hidden=_hidden("sm_120a (RTX 50)"))
 SM121A = _target("sm_121a", "blackwell-client", "NVIDIA DGX Spark GB10 (sm_121a)",
                  _emulated(_blackwell_client_mma(), EMU_INT4, EMU_B1),
                  CLIENT_BLACKWELL_MEM, _limits(100, 99, 1536),
                  notes=("no wgmma, no tcgen05, no TMEM: FP4/FP6 and block-scaled MMA run on mma.sync",
-                        "unified LPDDR5x memory shared with the CPU"),
+                        "unified LPDDR5x memory shared with the CPU", CLIENT_TMA),
                  hidden=_hidden("sm_121a (GB10)"))
 
 _RUBIN_WHERE = ("accepted by NVRTC 13.5 for sm_107a (tests/devices/nvidia/test_probes.py); LLVM NVPTX names SM107f "

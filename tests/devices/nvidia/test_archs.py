@@ -165,8 +165,8 @@ FEATURES = {  # arch: (ldmatrix, stmatrix, cp_async, tma, multicast, clusters, s
     "sm_100a": (True, True, True, True, True, True, True, True, True),
     "sm_103a": (True, True, True, True, True, True, True, True, True),
     "sm_110a": (True, True, True, True, True, True, True, True, True),
-    "sm_120a": (True, True, True, True, True, True, True, False, True),
-    "sm_121a": (True, True, True, True, True, True, True, False, True),
+    "sm_120a": (True, True, True, True, False, True, True, False, True),  # multicast: a driver syscall
+    "sm_121a": (True, True, True, True, False, True, True, False, True),
 }
 
 

@@ -23,6 +23,29 @@ def sass_opcodes(arch: str, source: str) -> list[str]:
         pytest.skip(str(exc))
 
 
+# ---- A2: TMA multicast is a driver syscall on sm_120a / sm_121a -----------------------------------------------
+@pytest.mark.parametrize("arch", ["sm_120a", "sm_121a"])
+def test_client_blackwell_claims_no_hardware_tma_multicast(arch):
+    mem = T[arch].memory
+    assert mem.tma_multicast is False
+    assert mem.bulk_tensor_copy is True and mem.clusters is True  # TMA into the CTA's own shared memory is native
+    assert any("__cuda_syscall_cp_async_bulk_tensor" in n and "peer" in n for n in T[arch].notes)
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_100a", "sm_103a", "sm_110a"])
+def test_hopper_and_datacenter_blackwell_keep_hardware_tma_multicast(arch):
+    assert T[arch].memory.tma_multicast is True
+
+
+@pytest.mark.parametrize("arch, hardware", [("sm_90a", True), ("sm_100a", True), ("sm_120a", False),
+                                            ("sm_121a", False)])
+def test_the_multicast_probe_is_judged_by_its_sass_not_by_compiling(arch, hardware):
+    ops = sass_opcodes(arch, probes.feature_source("tma_multicast"))
+    assert probes.feature_in_sass("tma_multicast", ops) is hardware, ops
+    if not hardware:
+        assert "CALL.ABS.NOINC" in ops  # __cuda_syscall_cp_async_bulk_tensor_2d_tile_multicast
+
+
 # ---- C4: feature probes that prove something ------------------------------------------------------------------
 @pytest.mark.parametrize("arch", ["sm_90a", "sm_100a", "sm_110a", "sm_120a", "sm_121a"])
 def test_the_setmaxnreg_probe_keeps_the_instruction(arch):
