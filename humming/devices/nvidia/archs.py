@@ -166,15 +166,28 @@ def _hopper_wgmma() -> list[MmaInstruction]:
     return out
 
 
-TCGEN05_N = tuple(range(16, 257, 16))  # cta_group::1, M=128: N from 16 to 256 in steps of 16
+# N choices of cta_group::1, M=128 (A and B from shared memory). N sits in the run-time instruction descriptor
+# (bits 17-22, N >> 3), not in the mnemonic, so ptxas cannot check it (NVRTC 13.5 compiles an idesc with N = 0 or
+# N = 504 without a word): these sets come from documents. PTX ISA 9.x §9.7.16.2.1 Table 'Various combinations of
+# .kind and shapes' (read through the mirror ptx.poole.ai): kind::f16, kind::tf32 and kind::f8f6f4 take
+# N = 8, 16, 24 ... 256 in steps of 8 (steps of 16 are cta_group::2's). CUTLASS include/cute/arch/mma_sm100_umma.hpp
+# agrees: SM100_MMA_F16BF16_SS, _TF32_SS, _MXF8F6F4_SS and _MXF4_SS (mxf4 and mxf4nvf4) assert N % 8 == 0 and
+# 8 <= N <= 256 (the M=128 N % 16 rule is the _TS forms', A from TMEM), and SM100_MMA_S8_SS asserts
+# N == 8 || N % 16 == 0 for kind::i8. CUTLASS's SM103 FP4 atoms (SM103_MXF4_ULTRA_SS_VS) assert N % 16, so
+# sm_103a keeps steps of 16 for mxf4/mxf4nvf4, and so does Rubin (no source). Probes at N=8 compile to the
+# UTC*MMA op of each kind on sm_100a/103a/110a (tests/devices/nvidia/test_review7_facts.py).
+TCGEN05_N = tuple(range(8, 257, 8))
+TCGEN05_I8_N = (8,) + tuple(range(16, 257, 16))
+TCGEN05_N16 = tuple(range(16, 257, 16))
 
 
 def _tc(kind: str, k: int, a: DType, b: DType, acc: DType, note: str, *, scale: BlockScale | None = None,
-        scale_vec: str = "", provenance: Provenance = D, where: str = "") -> MmaInstruction:
+        scale_vec: str = "", provenance: Provenance = D, where: str = "",
+        n_values: tuple[int, ...] = TCGEN05_N) -> MmaInstruction:
     suffix = f".block_scale.scale_vec::{scale_vec}" if scale else ""
     ptx = f"tcgen05.mma.cta_group::1.kind::{kind}{suffix}"
     cite = f"{PTX_TCGEN05}: {note}" if provenance is D else where
-    return MmaInstruction(TCGEN05, (128, 256, k), a, b, acc, block_scale=scale, ptx=ptx, n_values=TCGEN05_N,
+    return MmaInstruction(TCGEN05, (128, 256, k), a, b, acc, block_scale=scale, ptx=ptx, n_values=n_values,
                           source=Source(provenance, cite))
 
 
@@ -185,8 +198,10 @@ class _Cite(TypedDict):
     where: str
 
 
-def _tcgen05(*, int8: bool, provenance: Provenance = D, where: str = "") -> list[MmaInstruction]:
-    """tcgen05.mma, cta_group::1 with M=128 (since PTX 8.6). ``int8``: whether the target has kind::i8."""
+def _tcgen05(*, int8: bool, fp4_n: tuple[int, ...] = TCGEN05_N, provenance: Provenance = D,
+             where: str = "") -> list[MmaInstruction]:
+    """tcgen05.mma, cta_group::1 with M=128 (since PTX 8.6). ``int8``: whether the target has kind::i8; ``fp4_n``:
+    the N choices of kind::mxf4 and kind::mxf4nvf4."""
     kw: _Cite = {"provenance": provenance, "where": where}
     out = [_tc("f16", 16, f16, f16, acc, "kind::f16 (f16 x f16 -> f16|f32)", **kw) for acc in (f16, f32)]
     out.append(_tc("f16", 16, bf16, bf16, f32, "kind::f16 (bf16 x bf16 -> f32)", **kw))
@@ -194,14 +209,15 @@ def _tcgen05(*, int8: bool, provenance: Provenance = D, where: str = "") -> list
     out += [_tc("f8f6f4", 32, a, b, acc, "kind::f8f6f4, any pair of e4m3/e5m2/e3m2/e2m3/e2m1", **kw)
             for acc in (f32, f16) for a, b in _pairs(F8F6F4)]
     if int8:
-        out += [_tc("i8", 32, a, b, s32, "kind::i8 (target ISA notes: sm_100a, sm_101a/sm_110a only)", **kw)
-                for a, b in _pairs(INT8)]
+        out += [_tc("i8", 32, a, b, s32, "kind::i8 (target ISA notes: sm_100a, sm_101a/sm_110a only)",
+                    n_values=TCGEN05_I8_N, **kw) for a, b in _pairs(INT8)]
     mx = BlockScale(ue8m0, 32)
     out += [_tc("mxf8f6f4", 32, a, b, f32, "kind::mxf8f6f4 .block_scale", scale=mx, scale_vec="1X", **kw)
             for a, b in _pairs(F8F6F4)]
-    out.append(_tc("mxf4", 64, e2m1, e2m1, f32, "kind::mxf4 .block_scale", scale=mx, scale_vec="2X", **kw))
+    out.append(_tc("mxf4", 64, e2m1, e2m1, f32, "kind::mxf4 .block_scale", scale=mx, scale_vec="2X", n_values=fp4_n,
+                   **kw))
     out.append(_tc("mxf4nvf4", 64, e2m1, e2m1, f32, "kind::mxf4nvf4 .scale_vec::4X with ue4m3",
-                   scale=BlockScale(ue4m3, 16), scale_vec="4X", **kw))
+                   scale=BlockScale(ue4m3, 16), scale_vec="4X", n_values=fp4_n, **kw))
     return out
 
 
@@ -283,8 +299,8 @@ SM100A = _target("sm_100a", "blackwell", "NVIDIA Blackwell B200/GB200 (sm_100a)"
                  BLACKWELL_MEM, _limits(228, 227, 2048), notes=(CTA_PAIR, INT4_NOTE),
                  hidden=_hidden("sm_100a (B200)"), extra=(Source(D, PTX_TCGEN05),))
 SM103A = _target("sm_103a", "blackwell", "NVIDIA Blackwell Ultra B300/GB300 (sm_103a)",
-                 _emulated(_hopper_mma(), EMU_INT4, EMU_FP8, EMU_B1) + _tcgen05(int8=False), BLACKWELL_MEM,
-                 _limits(228, 227, 2048),
+                 _emulated(_hopper_mma(), EMU_INT4, EMU_FP8, EMU_B1) + _tcgen05(int8=False, fp4_n=TCGEN05_N16),
+                 BLACKWELL_MEM, _limits(228, 227, 2048),
                  notes=(INT8_MMA_SYNC_ONLY, CTA_PAIR, INT4_NOTE), hidden=_hidden("sm_103a (B300)"),
                  extra=(Source(D, PTX_TCGEN05),
                         Source(DER, "NVRTC 13.5's ptxas rejects tcgen05.mma .kind::i8 for sm_103a "
@@ -311,7 +327,7 @@ _RUBIN_WHERE = ("accepted by NVRTC 13.5 for sm_107a (tests/devices/nvidia/test_p
                 "the Rubin family (hasRubinFamilySupport); no public PTX ISA section yet")
 RUBIN = _target("sm_107a", "rubin", "NVIDIA Rubin (sm_107a, preview)",
                 _emulated(_hopper_mma(), EMU_INT4, EMU_FP8, EMU_B1)
-                + _tcgen05(int8=False, provenance=DER, where=_RUBIN_WHERE), BLACKWELL_MEM,
+                + _tcgen05(int8=False, fp4_n=TCGEN05_N16, provenance=DER, where=_RUBIN_WHERE), BLACKWELL_MEM,
                 ExecutionLimits(warp_size=32, registers_per_sm=None, max_registers_per_thread=None),
                 notes=("preview: the instruction set is what NVRTC 13.5 accepts for sm_107a; no hardware was run",
                        "E3M4/E0M3 raise an illegal instruction on Rubin (reported by humming-kernels); not declared",

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import pytest
 
+from humming.core import dtypes as dt
 from humming.devices.nvidia import archs, probes
+from humming.devices.nvidia.families import TCGEN05
 from humming.devices.nvidia.target import toolchain_for
 
 T = archs.BY_ARCH
+STEP8 = tuple(range(8, 257, 8))
+STEP16 = tuple(range(16, 257, 16))
 
 
 def sass_opcodes(arch: str, source: str) -> list[str]:
@@ -44,6 +48,33 @@ def test_the_multicast_probe_is_judged_by_its_sass_not_by_compiling(arch, hardwa
     assert probes.feature_in_sass("tma_multicast", ops) is hardware, ops
     if not hardware:
         assert "CALL.ABS.NOINC" in ops  # __cuda_syscall_cp_async_bulk_tensor_2d_tile_multicast
+
+
+# ---- A3: tcgen05 N choices, cta_group::1 ----------------------------------------------------------------------
+def _kind(i) -> str:
+    return i.ptx.split(".kind::", 1)[1].split(".", 1)[0]
+
+
+@pytest.mark.parametrize("arch", ["sm_100a", "sm_103a", "sm_110a", "sm_107a"])
+def test_tcgen05_n_runs_from_8_in_steps_of_8_and_i8_takes_8_or_a_multiple_of_16(arch):
+    forms = T[arch].instructions(family=TCGEN05)
+    assert forms
+    for i in forms:
+        kind = _kind(i)
+        if kind == "i8":
+            assert i.n_values == (8,) + STEP16, i.describe()
+        elif kind in ("mxf4", "mxf4nvf4") and arch in ("sm_103a", "sm_107a"):
+            assert i.n_values == STEP16, i.describe()  # CUTLASS's SM103 FP4 atoms assert N % 16; Rubin: no source
+        else:
+            assert i.n_values == STEP8, i.describe()
+        assert max(i.n_values) == i.n == 256 and i.m == 128
+
+
+def test_a_tcgen05_probe_at_n_8_compiles_to_the_tensor_op():
+    i = T["sm_100a"].instructions(family=TCGEN05, a=dt.e4m3, b=dt.e2m1, acc=dt.f32, block_scaled=False)[0]
+    assert probes.probe_n(i) == 8
+    ops = sass_opcodes("sm_100a", probes.probe_source(i))
+    assert any(op.startswith("UTCQMMA") for op in ops), ops
 
 
 # ---- C4: feature probes that prove something ------------------------------------------------------------------
