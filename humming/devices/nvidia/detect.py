@@ -6,17 +6,20 @@ with CUDA_VISIBLE_DEVICES hiding every GPU, there are no devices and no exceptio
 
 An NVIDIA GPU whose compute capability is not in the table is claimed as the nearest older known target of the same
 major, at a lower specificity and with a note, only where that target has no ``a`` suffix: a cubin runs only on its
-own major, and an ``a`` cubin only on its own architecture. Otherwise (9.1, 12.2, 13.0 ...), and for a GPU older than
+own major, and an ``a`` cubin only on its own architecture. Its limits are then the smallest any known target of that
+major has, never the nearest target's own: 8.8 is sm_87's binary but not Orin's 164 KiB of shared memory (CCCL's
+arch_traits<sm_88> is sm_86's, 100 KiB and 1536 threads). Otherwise (9.1, 12.2, 13.0 ...), and for a GPU older than
 every target, the probe declines the device with the reason (DeviceDecline), so that it is listed as unclaimed and why.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import fields, replace
 from typing import Any, Callable, Mapping
 
 import humming
-from humming.capabilities.model import DeviceCapabilities
+from humming.capabilities.model import DeviceCapabilities, ExecutionLimits
 from humming.devices.device import DeviceDecline, DeviceMatch, RawDevice
 from humming.devices.nvidia import archs
 
@@ -132,6 +135,22 @@ def _plain(arch: str) -> bool:
     return re.fullmatch(r"sm_\d+", arch) is not None
 
 
+def smallest_limits(major: int) -> ExecutionLimits:
+    """Each limit at the smallest value any known target of ``major`` has (None where one of them does not know it):
+    what a device of that major with an unknown minor can be planned for without exceeding what it has."""
+    same = [archs.BY_ARCH[arch].limits for cc, arch in archs.BY_CC.items()
+            if cc[0] == major and cc not in archs.LEGACY_CC]
+    values: dict[str, int | None] = {}
+    for f in fields(ExecutionLimits):
+        known = [getattr(lim, f.name) for lim in same]
+        values[f.name] = None if None in known else min(known)
+    return ExecutionLimits(**values)
+
+
+def _kib(n: int | None) -> str:
+    return "unknown" if n is None else f"{n // 1024} KiB"
+
+
 def target_for(cc: tuple[int, int]) -> tuple[DeviceCapabilities, str | None]:
     """The target for a compute capability, and a note when it is only the nearest older known one.
 
@@ -163,11 +182,15 @@ def target_for(cc: tuple[int, int]) -> tuple[DeviceCapabilities, str | None]:
             "would claim it")
     nearest = max(plain)
     caps = archs.BY_ARCH[archs.BY_CC[nearest]]
+    # Never the nearest target's own limits: a new minor may have less (8.8 has sm_86's 100 KiB, not Orin's 164).
+    lim = smallest_limits(cc[0])
     note = (f"compute capability {cc[0]}.{cc[1]} is not in humming's NVIDIA table; using {caps.target.arch}, the "
             f"nearest older known target (compute capability {nearest[0]}.{nearest[1]}), whose cubins run on every "
-            f"later {cc[0]}.x device. Its limits and parts are those of {nearest[0]}.{nearest[1]}: run the "
-            "conformance suite before trusting this table")
-    return caps, note
+            f"later {cc[0]}.x device. Its limits are the smallest of the known {cc[0]}.x targets "
+            f"({_kib(lim.shared_memory_per_sm)} shared memory per SM, {_kib(lim.shared_memory_per_block_optin)} per "
+            f"block, {lim.max_threads_per_sm} threads per SM); its parts are those of {nearest[0]}.{nearest[1]}: run "
+            "the conformance suite before trusting this table")
+    return (caps if lim == caps.limits else replace(caps, limits=lim)), note
 
 
 def probe(raw: RawDevice, env: Mapping[str, str]) -> DeviceMatch | DeviceDecline | None:

@@ -9,11 +9,13 @@ from __future__ import annotations
 import pytest
 
 from humming.core import dtypes as dt
-from humming.devices.nvidia import archs, probes
+from humming.devices.device import DeviceMatch, RawDevice
+from humming.devices.nvidia import archs, detect, probes
 from humming.devices.nvidia.families import TCGEN05
 from humming.devices.nvidia.target import toolchain_for
 
 T = archs.BY_ARCH
+KiB = 1024
 STEP8 = tuple(range(8, 257, 8))
 STEP16 = tuple(range(16, 257, 16))
 
@@ -75,6 +77,34 @@ def test_a_tcgen05_probe_at_n_8_compiles_to_the_tensor_op():
     assert probes.probe_n(i) == 8
     ops = sass_opcodes("sm_100a", probes.probe_source(i))
     assert any(op.startswith("UTCQMMA") for op in ops), ops
+
+
+# ---- A4: compute capability 8.8 -------------------------------------------------------------------------------
+def test_cc_8_8_gets_no_limits_larger_than_sm_86_has():
+    caps, note = detect.target_for((8, 8))
+    assert caps.target.arch == "sm_87" and note  # the plain 8.x target whose cubin loads there
+    lim = caps.limits
+    # CCCL arch_traits<sm_88> is arch_traits<sm_86>: 100 KiB shared memory per SM, 1536 threads; not Orin's 164 KiB.
+    assert lim.shared_memory_per_sm == 100 * KiB and lim.shared_memory_per_block_optin == 99 * KiB
+    assert lim.max_threads_per_sm == 1536
+    assert "smallest" in note and "8.x" in note
+    assert T["sm_87"].limits.shared_memory_per_sm == 164 * KiB  # the declared Orin target is untouched
+
+
+@pytest.mark.parametrize("cc", [(8, 1), (8, 8), (7, 6)])
+def test_an_unknown_minor_never_takes_a_limit_larger_than_any_known_target_of_its_major(cc):
+    caps, _ = detect.target_for(cc)
+    same = [T[a].limits for known, a in archs.BY_CC.items() if known[0] == cc[0] and known not in archs.LEGACY_CC]
+    for field in ("shared_memory_per_sm", "shared_memory_per_block_optin", "max_threads_per_sm", "registers_per_sm",
+                  "max_registers_per_thread", "max_threads_per_block"):
+        assert getattr(caps.limits, field) == min(getattr(lim, field) for lim in same), field
+
+
+def test_a_cc_8_8_device_is_claimed_with_the_smaller_limits():
+    raw = RawDevice(api="cuda", index=0, name="NVIDIA Future 8.8", compute_capability=(8, 8))
+    match = detect.probe(raw, {})
+    assert isinstance(match, DeviceMatch) and match.capabilities.limits.shared_memory_per_sm == 100 * KiB
+    assert match.specificity == detect.SPECIFICITY_NEAREST
 
 
 # ---- C4: feature probes that prove something ------------------------------------------------------------------
