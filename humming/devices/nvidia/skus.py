@@ -168,11 +168,17 @@ GB300 = _sku("GB300 (per GPU)", sms=None, mem_gib=288, bw=8.0 * TBps, l2=None, n
                   "the SM count are left out (not stated per GPU)")
 
 # ---- sm_110a: Thor --------------------------------------------------------------------------------------
-THOR = _sku("Jetson AGX Thor T5000", sms=None, mem_gib=128, bw=273 * GBps, l2=32 * MiB, names=("NVIDIA Thor",),
-            peaks={e2m1: 1035.0, **_same(517.0, *FP8), f16: 258.5, bf16: 258.5}, provenance=V,
-            cite="NVIDIA technical blog 'Introducing NVIDIA Jetson Thor' (2560 CUDA cores, 96 fifth-generation "
-                 "tensor cores, 128 GB LPDDR5X at 273 GB/s; dense FP4 1,035, dense FP8 517 TFLOPS, FP16 = half of "
-                 "FP8); 32 MB L2 from Apache TVM's Thor target tag (measured); the SM count is not stated")
+# REPORTED as a whole: one SkuFacts has one source, and the SM count and L2 come from a user's driver query.
+THOR_DRIVER_DUMP = ("https://forums.developer.nvidia.com/t/clarification-on-cuda-core-and-tensor-core-counts-for-"
+                    "jetson-agx-thor/356355")
+THOR = _sku("Jetson AGX Thor T5000", sms=20, mem_gib=128, bw=273 * GBps, l2=32 * MiB, names=("NVIDIA Thor",),
+            peaks={e2m1: 1035.0, **_same(517.0, *FP8), f16: 258.5, bf16: 258.5}, provenance=R,
+            cite="CUDA driver API on a Jetson AGX Thor developer kit, as posted on the NVIDIA developer forum "
+                 f"({THOR_DRIVER_DUMP}): name 'NVIDIA Thor', SM count 20, L2 32 MiB, 228 KiB shared memory per SM "
+                 "(20 SMs x 128 = the 2560 CUDA cores NVIDIA states; the TRM's full die has 24); NVIDIA technical "
+                 "blog 'Introducing NVIDIA Jetson Thor' (2560 CUDA cores, 96 fifth-generation tensor cores, 128 GB "
+                 "LPDDR5X at 273 GB/s; dense FP4 1,035, dense FP8 517 TFLOPS, FP16 = half of FP8); the 32 MB L2 also "
+                 "in Apache TVM's Thor target tag")
 
 # ---- sm_120a / sm_121a: Blackwell client --------------------------------------------------------------------
 RTX_5090 = _sku("GeForce RTX 5090", sms=170, mem_gib=32, bw=1792 * GBps, l2=96 * MiB,

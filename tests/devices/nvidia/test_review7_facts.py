@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import pytest
 
+from humming.capabilities.model import Provenance
+from humming.cli import main
 from humming.core import dtypes as dt
 from humming.devices.device import DeviceMatch, RawDevice
-from humming.devices.nvidia import archs, detect, probes
+from humming.devices.manager import reset_manager
+from humming.devices.nvidia import archs, detect, probes, skus
 from humming.devices.nvidia.families import TCGEN05
 from humming.devices.nvidia.target import toolchain_for
 
@@ -105,6 +108,27 @@ def test_a_cc_8_8_device_is_claimed_with_the_smaller_limits():
     match = detect.probe(raw, {})
     assert isinstance(match, DeviceMatch) and match.capabilities.limits.shared_memory_per_sm == 100 * KiB
     assert match.specificity == detect.SPECIFICITY_NEAREST
+
+
+# ---- B1 / B2: Jetson AGX Thor ---------------------------------------------------------------------------------
+def test_thor_lists_its_20_sms_32_mib_l2_reported_by_the_driver_with_the_url():
+    (thor,) = skus.BY_ARCH["sm_110a"]
+    assert thor.sm_count == 20 and thor.l2_bytes == 32 * 1024 * KiB
+    assert thor.source is not None and thor.source.provenance is Provenance.REPORTED
+    assert "forums.developer.nvidia.com/t/clarification-on-cuda-core-and-tensor-core-counts-for-jetson-agx-thor/" \
+           "356355" in thor.source.citation
+
+
+def test_explain_plans_on_thor_without_an_sm_count_argument(capsys):
+    reset_manager()
+    try:
+        code = main(["explain", "--target", "sm_110a", "--weights", "gptq_int4", "--m", "16", "--n", "4096",
+                     "--k", "4096"])
+    finally:
+        reset_manager()
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "lists no SM count" not in captured.err
 
 
 # ---- C4: feature probes that prove something ------------------------------------------------------------------
