@@ -307,9 +307,13 @@ SM103A = _target("sm_103a", "blackwell", "NVIDIA Blackwell Ultra B300/GB300 (sm_
                                     "(tests/devices/nvidia/test_probes.py)")))
 SM110A = _target("sm_110a", "blackwell", "NVIDIA Thor (sm_110a, sm_101a before PTX ISA 9.0)",
                  _emulated(_hopper_mma(), EMU_INT4, EMU_FP8, EMU_B1) + _tcgen05(int8=True), BLACKWELL_MEM,
-                 _limits(228, 227, None),
+                 _limits(228, 227, 1536),
                  notes=(CTA_PAIR, "E3M4/E0M3 are not in the verified hidden-format list for Thor"),
-                 unknown=("limits.max_threads_per_sm",), extra=(Source(D, PTX_TCGEN05),))
+                 extra=(Source(D, PTX_TCGEN05),
+                        Source(D, "NVIDIA CCCL libcudacxx cuda/__device/arch_traits.h: arch_traits<sm_110> is "
+                                  "sm_100's (228 KiB shared memory per SM) with 1536 threads and 24 blocks per SM"),
+                        Source(R, "228 KiB shared memory per SM from the CUDA driver on a Jetson AGX Thor: "
+                                  f"{skus.THOR_DRIVER_DUMP}")))
 SM120A = _target("sm_120a", "blackwell-client", "NVIDIA Blackwell RTX 50 / RTX PRO (sm_120a)",
                  _emulated(_blackwell_client_mma(), EMU_INT4, EMU_B1),
                  CLIENT_BLACKWELL_MEM, _limits(100, 99, 1536),

@@ -119,6 +119,12 @@ def test_thor_lists_its_20_sms_32_mib_l2_reported_by_the_driver_with_the_url():
            "356355" in thor.source.citation
 
 
+def test_thor_limits_228_kib_and_1536_threads_per_sm():
+    caps = T["sm_110a"]
+    assert caps.limits.max_threads_per_sm == 1536 and "limits.max_threads_per_sm" not in caps.unknown
+    assert caps.limits.shared_memory_per_sm == 228 * KiB and caps.limits.shared_memory_per_block_optin == 227 * KiB
+
+
 def test_explain_plans_on_thor_without_an_sm_count_argument(capsys):
     reset_manager()
     try:
