@@ -206,6 +206,10 @@ def _tcgen05(*, int8: bool, fp4_n: tuple[int, ...] = TCGEN05_N, provenance: Prov
     out = [_tc("f16", 16, f16, f16, acc, "kind::f16 (f16 x f16 -> f16|f32)", **kw) for acc in (f16, f32)]
     out.append(_tc("f16", 16, bf16, bf16, f32, "kind::f16 (bf16 x bf16 -> f32)", **kw))
     out.append(_tc("tf32", 8, tf32, tf32, f32, "kind::tf32", **kw))
+    # UNCONFIRMED (review 7, A1): the PTX ISA instruction-descriptor table (§9.7.16.4.2, 'Instruction descriptor
+    # format for .kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8', bits 4-5 'dtype'), read only through the
+    # mirror ptx.poole.ai, lists F32 alone for kind::f8f6f4, as does the shapes table; ptxas cannot tell (the D type
+    # is in the run-time descriptor). The f16-accumulation rows stay until docs.nvidia.com or a B200 run decides.
     out += [_tc("f8f6f4", 32, a, b, acc, "kind::f8f6f4, any pair of e4m3/e5m2/e3m2/e2m3/e2m1", **kw)
             for acc in (f32, f16) for a, b in _pairs(F8F6F4)]
     if int8:
