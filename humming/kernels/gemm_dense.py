@@ -316,7 +316,7 @@ class GemmDenseSpec(KernelSpec):
         return (cls.mma_requirement(act),)
 
     def requirements(self) -> tuple[Requirement, ...]:
-        smem = self.smem_bytes()
+        smem = self.total_smem_bytes()
 
         def fits(caps: DeviceCapabilities) -> bool | None:
             limit = caps.limits.shared_memory_per_block_optin
@@ -348,7 +348,16 @@ class GemmDenseSpec(KernelSpec):
         return r(r(r(r(w) + a) + srows * t.block_n * sbytes) + zrows * t.block_n * 2)
 
     def smem_bytes(self) -> int:
+        """Dynamic shared memory (the launch's value; the cubin exports it as smem_bytes)."""
         return self.stages * self.stage_bytes() + self.reduction_bytes() + self.barrier_bytes()
+
+    #: An upper bound on the template's static ``__shared__`` bytes (the by-last fix-up's flag, epilogue/finish.cuh,
+    #: which ptxas allocates as 128 bytes); check_compiled holds every cubin to it.
+    STATIC_SMEM_BOUND = 128
+
+    def total_smem_bytes(self) -> int:
+        """Dynamic plus static shared memory: what the target's opt-in limit caps (the driver counts both)."""
+        return self.smem_bytes() + self.STATIC_SMEM_BOUND
 
     def reduction_bytes(self) -> int:
         """The k-warp reduction's buffer: (warp_k - 1) f32 tiles."""
@@ -416,6 +425,10 @@ class GemmDenseSpec(KernelSpec):
             if got is not None and got != mine:
                 raise InternalError(f"{self.describe()}: the cubin's {name} is {got}, the twin plans {mine} "
                                     f"({type(self).__name__} mirrors the template's sizes)")
+        static = kernel.resources.static_smem
+        if static is not None and static > self.STATIC_SMEM_BOUND:  # plans would not leave room for it
+            raise InternalError(f"{self.describe()}: the cubin declares {static} bytes of static shared memory; "
+                                f"the twin plans tiles with room for {self.STATIC_SMEM_BOUND} (STATIC_SMEM_BOUND)")
         # The tuner plans with these mirrors of the cubin's routes (a drift would pick tiles for a route not taken);
         # a timing build may switch a route off on purpose (route.cuh HM_ROUTES_DEFAULT, exported).
         for name in ("scales_on_sums", "zero_on_sums") if kernel.exports.get("routes_default", 1) else ():

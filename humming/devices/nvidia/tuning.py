@@ -200,7 +200,7 @@ def _fit(spec: GemmDenseSpec, caps: DeviceCapabilities) -> GemmDenseSpec:
     codes: 8-bit weights double the stage), then down to 2 stages, then fewer k-warps; then CTAs per SM."""
     limit = caps.limits.shared_memory_per_block_optin or 48 * KiB
     per_sm = caps.limits.shared_memory_per_sm or limit
-    while spec.smem_bytes() > limit:
+    while spec.total_smem_bytes() > limit:  # static bytes too: the opt-in limit caps both
         if spec.stages > 3:
             spec = replace(spec, stages=spec.stages - 1)
         elif spec.bk > 128:
@@ -211,7 +211,7 @@ def _fit(spec: GemmDenseSpec, caps: DeviceCapabilities) -> GemmDenseSpec:
             spec = replace(spec, warp_k=spec.warp_k // 2)
         else:
             break
-    while spec.min_blocks > 1 and spec.min_blocks * (spec.smem_bytes() + 1 * KiB) > per_sm:
+    while spec.min_blocks > 1 and spec.min_blocks * (spec.total_smem_bytes() + 1 * KiB) > per_sm:
         spec = replace(spec, min_blocks=spec.min_blocks - 1)
     return spec
 
