@@ -26,15 +26,6 @@ REPO = Path(__file__).resolve().parents[2]
 TARGET = Target("nvidia", "sm_90a")
 
 
-@pytest.fixture
-def fresh(tmp_path):
-    """A cache root of the test's own, and a process that remembers nothing."""
-    cache.clear_memo()
-    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path / "cache")):
-        yield tmp_path / "cache"
-    cache.clear_memo()
-
-
 def key_of(source: str, include_dirs, **overrides) -> str:
     args = dict(target=TARGET, toolchain_version="nvrtc 13.5", options=("--gpu-architecture=sm_90a",),
                 include_dirs=include_dirs, main_dir=None)

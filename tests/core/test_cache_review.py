@@ -20,15 +20,6 @@ TARGET = Target("nvidia", "sm_80")
 
 
 @pytest.fixture
-def fresh(tmp_path):
-    """A cache root of the test's own, and a process that remembers nothing."""
-    cache.clear_memo()
-    with knobs.scope(HUMMING_CACHE_DIR=str(tmp_path / "cache")):
-        yield tmp_path / "cache"
-    cache.clear_memo()
-
-
-@pytest.fixture
 def umask():
     """Set the process umask for the test; restore it after."""
     saved = os.umask(0o022)
