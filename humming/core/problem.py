@@ -40,6 +40,14 @@ class GemmProblem:
         if self.kind not in ("dense", "moe"):
             raise InvalidInputError(f"GemmProblem.kind={self.kind!r}; allowed: dense, moe")
 
+    def check_dense_shape(self) -> None:
+        """InvalidInputError for a K that pack and gemm refuse: one the weight's groups do not divide (quantize's
+        message) or, for the dense kernels, one that is not a multiple of 8 (ops.check_k's)."""
+        from humming.ops import check_k  # humming.ops imports this module
+
+        self.weight.scale.shape(self.n, self.k)
+        check_k(self.k, "gemm")
+
     @property
     def flops(self) -> int:
         return 2 * self.m * self.n * self.k

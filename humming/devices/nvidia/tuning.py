@@ -292,6 +292,7 @@ class DenseTuner:
             raise UnsupportedError(f"{problem.describe()}: humming's dense kernels write f16 / bf16 outputs",
                                    missing=[f"a dense kernel with {problem.out} output"],
                                    alternatives=["an f16 or bf16 output"])
+        problem.check_dense_shape()  # what gemm and pack refuse, refused at every M
         check_compiler(caps)
         decode = DecodeParams.of(problem.weight)
         reasons = []
