@@ -315,6 +315,10 @@ class GemmDenseSpec(KernelSpec):
         instruction, plus what a subclass's copies need."""
         return (cls.mma_requirement(act),)
 
+    def min_stages(self) -> int:
+        """The fewest stages the pipeline runs (scheduler/pipeline.cuh: all-threads form, S - 1 - kLagStages >= 1)."""
+        return 2
+
     def requirements(self) -> tuple[Requirement, ...]:
         smem = self.total_smem_bytes()
 

@@ -59,6 +59,10 @@ def _wgmma_requirement(act: DType, n_values: tuple[int, ...]) -> Requirement:
                        ("the mma.sync kernel (GemmDenseSpec)",))
 
 
+_STAGES_RULE = ("stages >= 3, or producer = 1 (without a producer the wgmma body's MMAs still read the last stage "
+                "after it returns: scheduler/pipeline.cuh needs S - 1 - 1 >= 1)")
+
+
 def _check_rules(spec: GemmDenseSpec, rules: dict[str, tuple[bool, str]]) -> None:
     """InvalidInputError naming the first parameter whose rule fails: {name: (holds, the rule)}."""
     for name, (ok, rule) in rules.items():
@@ -92,8 +96,12 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
             "warp_k": (self.warp_k == 1, "warp_k = 1"),
             "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0 (the wgmma kernel swaps operands by construction)"),
             "one_token": (self.one_token == 0, "one_token = 0 (a decode kernel's specialisation)"),
+            "stages": (self.stages >= self.min_stages(), _STAGES_RULE),
         }
         _check_rules(self, rules)
+
+    def min_stages(self) -> int:
+        return 2 if self.producer else 3  # without a producer the wgmma body keeps one stage in flight (kLagStages)
 
     @classmethod
     def mma_requirement(cls, act: DType) -> Requirement:
@@ -138,7 +146,7 @@ class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
         GemmDenseSpec.check(self)
         rules = {
             "bk": (self.bk == 64, "bk = 64 (one 128-byte swizzle atom of activations per stage)"),
-            "warp_m": (self.warp_m in (4, 8), "warp_m = 4 or 8 (whole warpgroups of fragment warps along M)"),
+            "warp_m": (self.warp_m == 4, "warp_m = 4 (one warpgroup of fragment warps along M)"),
             "frag_m": (64 * self.frag_m in WIDE_TOKENS_PER_WARPGROUP,
                        f"frag_m in {[n // 64 for n in WIDE_TOKENS_PER_WARPGROUP]} (wgmma N = 64 frag_m)"),
             "warp_n": (self.warp_n in (1, 2, 4), "warp_n = 1, 2 or 4 (warpgroups along N)"),
@@ -147,6 +155,7 @@ class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
             "warp_k": (self.warp_k == 1, "warp_k = 1"),
             "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0"),
             "one_token": (self.one_token == 0, "one_token = 0"),
+            "stages": (self.stages >= self.min_stages(), _STAGES_RULE),
         }
         _check_rules(self, rules)
 

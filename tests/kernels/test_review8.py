@@ -34,3 +34,29 @@ def test_f7_k_not_a_multiple_of_8_is_refused_like_gemm(m: int) -> None:
         _plan(GemmProblem(m, 4096, 4097, fmt, "bf16", "bf16"))
 
 
+@pytest.mark.parametrize("kernel,tile", [(GemmDenseWgmmaSpec, wgmma_tile(1, 1, 32, 2)),
+                                         (GemmDenseWgmmaWideSpec, wide_tile(1, 1, 64, 2))])
+def test_f2_wgmma_twins_refuse_two_stages_without_a_producer(kernel, tile) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(InvalidInputError, match="stages=2; allowed: stages >= 3"):
+        _plan(GemmProblem(32, 4096, 4096, GPTQ, "bf16", "bf16"), tile=tile, kernel=kernel)
+    with_producer = dataclasses.replace(tile, producer=1)
+    assert _plan(GemmProblem(32, 4096, 4096, GPTQ, "bf16", "bf16"), tile=with_producer, kernel=kernel).spec.stages == 2
+
+
+def test_f2_fit_keeps_three_stages_for_wgmma_without_a_producer() -> None:
+    # A target with little shared memory would have shrunk the wgmma tile to 2 stages.
+    caps = archs.capabilities("sm_90a")
+    spec = GemmDenseWgmmaSpec.build(caps.target, DType.parse("bf16"), DType.parse("bf16"),
+                                    tuning.DecodeParams.of(GPTQ), wgmma_tile(1, 1, 64, 4))
+    limit = dataclasses.replace(spec, stages=3).total_smem_bytes() - 1
+    small = dataclasses.replace(caps, limits=dataclasses.replace(caps.limits, shared_memory_per_block_optin=limit))
+    assert tuning._fit(spec, small).stages == 3
+
+
+def test_f8_wide_rule_text_names_the_allowed_warp_m() -> None:
+    with pytest.raises(InvalidInputError) as err:
+        _plan(GemmProblem(64, 4096, 4096, GPTQ, "bf16", "bf16"), tile=dataclasses.replace(wide_tile(1, 1, 64, 4), warp_m=2),
+              kernel=GemmDenseWgmmaWideSpec)
+    assert "4 or 8" not in str(err.value)
+
+

@@ -197,7 +197,7 @@ def table_for(caps: DeviceCapabilities) -> tuple[TileRule, ...]:
 
 def _fit(spec: GemmDenseSpec, caps: DeviceCapabilities) -> GemmDenseSpec:
     """Shrink a tile until it fits the target's shared memory: stages down to 3, then 128-deep stages (wide
-    codes: 8-bit weights double the stage), then down to 2 stages, then fewer k-warps; then CTAs per SM."""
+    codes: 8-bit weights double the stage), then to min_stages(), then fewer k-warps; then CTAs per SM."""
     limit = caps.limits.shared_memory_per_block_optin or 48 * KiB
     per_sm = caps.limits.shared_memory_per_sm or limit
     while spec.total_smem_bytes() > limit:  # static bytes too: the opt-in limit caps both
@@ -205,7 +205,7 @@ def _fit(spec: GemmDenseSpec, caps: DeviceCapabilities) -> GemmDenseSpec:
             spec = replace(spec, stages=spec.stages - 1)
         elif spec.bk > 128:
             spec = replace(spec, bk=spec.bk // 2, stages=4, warp_k=min(spec.warp_k, spec.bk // 32))
-        elif spec.stages > 2:
+        elif spec.stages > spec.min_stages():
             spec = replace(spec, stages=spec.stages - 1)
         elif spec.warp_k > 1:  # the k-warp reduction buffer is the next largest part
             spec = replace(spec, warp_k=spec.warp_k // 2)
