@@ -81,6 +81,11 @@ class DecodeParams:
             if elem.exponent_bits == 0:
                 raise UnsupportedError(f"{elem} weights are not supported by the dense kernel",
                                        missing=[f"{elem} decoding"])
+            if elem.exponent_bits > 5:  # the kernel's we bound: wider exponents never ran on a GPU
+                raise UnsupportedError(f"{elem} weights: the dense kernels decode floats with at most 5 exponent bits",
+                                       missing=[f"e{elem.exponent_bits} float decoding"],
+                                       alternatives=["e5m2, e4m3, e3m4, e2m1 or another eXmY with E <= 5",
+                                                     "integer codes (u8 / s8) with scales"])
             kind, we, wm, wbias, zconst = WeightKind.FLOAT, elem.exponent_bits, elem.mantissa_bits, elem.bias, 0
         else:
             kind, we, wm, wbias = WeightKind.INT, 0, 0, 0

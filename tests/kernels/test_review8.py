@@ -60,3 +60,11 @@ def test_f8_wide_rule_text_names_the_allowed_warp_m() -> None:
     assert "4 or 8" not in str(err.value)
 
 
+@pytest.mark.parametrize("name", ["e6m1", "e7m0"])
+def test_f4_wide_exponent_floats_are_refused_before_planning(name: str) -> None:
+    wf = WeightFormat(DType.parse(name), ScaleSpec(Granularity.GROUP, DType.parse("bf16"), 128))
+    with pytest.raises(UnsupportedError, match="at most 5 exponent bits") as err:
+        _plan(GemmProblem(1, 128, 256, wf, "bf16", "bf16"))
+    assert err.value.alternatives
+
+
