@@ -128,7 +128,7 @@ def _plan(args: argparse.Namespace, caps, verdict: Verdict, manager: DeviceManag
                               out=verdict.activation if verdict.activation.bits == 16 else DType.parse("bf16"))
         return tuner.plan(problem, caps, sms), None
     except HummingError as exc:
-        return None, str(exc).splitlines()[0]
+        return None, str(exc)  # with its missing / would-work-instead lines (planning's compile-time refusals)
 
 
 def _verdict(args: argparse.Namespace, caps, manager: DeviceManager) -> Verdict:

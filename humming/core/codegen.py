@@ -75,6 +75,7 @@ class Requirement:
     what: str  # "memory.cp_async (cp.async, sm_80 and later)"
     check: Callable[[DeviceCapabilities], bool | None]
     alternatives: tuple[str, ...] = ()  # what the caller can do instead
+    if_unknown: tuple[str, ...] | None = None  # what to do instead where check answers None (default: alternatives)
 
 
 def needs(path: str, *, alternatives: Iterable[str] = (), what: str = "") -> Requirement:
@@ -261,7 +262,7 @@ class KernelSpec:
             ok = req.check(caps)
             if not ok:
                 missing.append(req.what + (" (not known for this target)" if ok is None else ""))
-                instead.extend(req.alternatives)
+                instead.extend(req.if_unknown if ok is None and req.if_unknown is not None else req.alternatives)
         if missing:
             raise UnsupportedError(f"{self.describe()} needs what {caps.name} does not have",
                                    missing=missing, alternatives=instead)

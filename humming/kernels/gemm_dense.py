@@ -342,7 +342,9 @@ class GemmDenseSpec(KernelSpec):
                                     ("an f16 output (out_dtype=torch.float16)",)))
         return (*reqs,
                 Requirement(f"{smem} bytes of shared memory per block ({self.tile.describe()})", fits,
-                            ("a tile with fewer stages or a smaller block",)))
+                            ("a tile with fewer stages or a smaller block",),
+                            ("the live device's capabilities (humming.devices.nvidia.detect probes the per-block "
+                             "opt-in limit; the catalog does not know it for this target)",)))
 
     # ---- sizes (the cubin exports the authoritative values; these mirror them for planning before a compile) --
     def stage_bytes(self) -> int:

@@ -68,3 +68,30 @@ def test_f4_wide_exponent_floats_are_refused_before_planning(name: str) -> None:
     assert err.value.alternatives
 
 
+def test_f6_unknown_smem_limit_refuses_planning() -> None:
+    caps = archs.capabilities("sm_107a")
+    assert caps.limits.shared_memory_per_block_optin is None
+    with pytest.raises(UnsupportedError, match="shared memory per block") as err:
+        _plan(GemmProblem(1, 4096, 4096, GPTQ, "bf16", "bf16"), "sm_107a", 148)
+    assert not any("fewer stages" in a for a in err.value.alternatives)
+
+
+def test_f6_requirement_offers_no_fewer_stages_where_the_limit_is_unknown() -> None:
+    caps = archs.capabilities("sm_107a")
+    known = archs.capabilities("sm_90a")
+    spec = _plan(GemmProblem(1, 4096, 4096, GPTQ, "bf16", "bf16")).spec
+    spec = dataclasses.replace(spec, target=caps.target)
+    with pytest.raises(UnsupportedError) as err:
+        spec.check_supported(caps)
+    assert "fewer stages" not in str(err.value)
+    huge = dataclasses.replace(spec, target=known.target, stages=8)
+    small = dataclasses.replace(known, limits=dataclasses.replace(known.limits, shared_memory_per_block_optin=48 * 1024))
+    with pytest.raises(UnsupportedError, match="fewer stages"):
+        huge.check_supported(small)
+
+
+def test_f5_sm75_bf16_output_is_refused_by_planning() -> None:
+    with pytest.raises(UnsupportedError, match="bf16 output"):
+        _plan(GemmProblem(1, 4096, 4096, GPTQ, "f16", "bf16"), "sm_75", 40)
+
+

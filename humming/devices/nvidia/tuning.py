@@ -295,8 +295,8 @@ class DenseTuner:
         problem.check_dense_shape()  # what gemm and pack refuse, refused at every M
         check_compiler(caps)
         decode = DecodeParams.of(problem.weight)
-        reasons = []
-        if tile is None:
+        reasons: list[str] = []
+        if by_rule := tile is None:
             act = problem.activation
             candidates = [r for r in table_for(caps)
                           if problem.m <= r.max_m and (r.when is None or r.when(decode, act))]
@@ -328,6 +328,8 @@ class DenseTuner:
                                    missing=["a stage depth the group divides or is a multiple of"],
                                    alternatives=["groups of 16, 32 or a multiple of 64 k"])
         spec = _fit(kernel.build(caps.target, problem.activation, problem.out, decode, tile), caps)
+        if by_rule:  # what compile refuses (bf16 output on sm_75, unknown smem limit); callers may plan to emulate
+            spec.check_supported(caps)
         if spec.tile != tile:
             reasons.append(f"shared memory: {spec.tile.describe()}, {spec.min_blocks} CTA(s) per SM fit this target")
         t = spec.tile

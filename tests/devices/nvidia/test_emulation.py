@@ -86,7 +86,8 @@ def test_a_plan_the_older_target_cannot_run_is_not_emulated() -> None:
     bf16 = tuner.plan(GemmProblem(16, 4096, 4096, fmt, dtypes.bf16, dtypes.bf16), turing, 132, tile=f16.spec.tile)
     with pytest.raises(UnsupportedError, match="bf16"):
         emulation.moved_to(bf16, H200)
-    bf16_out = tuner.plan(GemmProblem(16, 4096, 4096, fmt, dtypes.f16, dtypes.bf16), turing, 132)
+    # The tuner refuses this on its own (review 8, F5); a caller's tile still plans it, for emulation to refuse.
+    bf16_out = tuner.plan(GemmProblem(16, 4096, 4096, fmt, dtypes.f16, dtypes.bf16), turing, 132, tile=f16.spec.tile)
     with pytest.raises(UnsupportedError, match="an f16 output"):
         emulation.moved_to(bf16_out, H200)
 
