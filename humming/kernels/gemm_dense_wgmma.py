@@ -156,6 +156,9 @@ class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
             "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0"),
             "one_token": (self.one_token == 0, "one_token = 0"),
             "stages": (self.stages >= self.min_stages(), _STAGES_RULE),
+            "wbits": (self.warp_n * self.frag_n > 1 or self.wbits % 2 == 0,
+                      "even wbits for a 64-column tile (warp_n x frag_n = 1): an odd width's weight part is 512 bytes "
+                      "short of the 1024 the template aligns it to, which smem_bytes() does not mirror"),
         }
         _check_rules(self, rules)
 

@@ -95,3 +95,7 @@ def test_f5_sm75_bf16_output_is_refused_by_planning() -> None:
         _plan(GemmProblem(1, 4096, 4096, GPTQ, "f16", "bf16"), "sm_75", 40)
 
 
+def test_f3_wide_twin_refuses_64_column_tiles_with_odd_code_widths() -> None:
+    with pytest.raises(InvalidInputError, match="odd"):
+        _plan(GemmProblem(64, 4096, 4096, presets.get("gptq_int3").weight, "bf16", "bf16"),
+              tile=wide_tile(1, 1, 64, 3), kernel=GemmDenseWgmmaWideSpec)
