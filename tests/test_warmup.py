@@ -85,7 +85,7 @@ def test_precompile_refuses_what_it_cannot_do_before_compiling(monkeypatch) -> N
     monkeypatch.setattr(build, "_compile", lambda *a, **k: pytest.fail("compiled"))
     bf16 = LayerShape(4096, 4096, W4, dtypes.bf16, dtypes.bf16)
     with pytest.raises(UnsupportedError, match=r"layer 4096 x 4096 .* cannot run on sm_75[\s\S]*f16 activations"):
-        precompile([LayerShape(64, 64, W4, dtypes.f16, dtypes.f16), bf16], target="sm_75")
+        precompile([LayerShape(128, 128, W4, dtypes.f16, dtypes.f16), bf16], target="sm_75")
     with pytest.raises(InvalidInputError, match="not both"):
         precompile(bf16, target="sm_80", device=0)
     with pytest.raises(InvalidInputError, match="max_m=0"):
