@@ -11,6 +11,18 @@ class HummingError(Exception):
     #: True for errors that mean humming itself is wrong (a bug to report), not the caller.
     internal: bool = False
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Rebuilt without __init__, whose arguments some subclasses format into the text (PluginError's plugin and
+        # reason, InternalError's suffix): the same type, text and fields across a process (compile workers).
+        return (_rebuild, (type(self), self.args, dict(vars(self))))
+
+
+def _rebuild(cls: type[HummingError], args: tuple[object, ...], fields: dict[str, object]) -> HummingError:
+    exc = cls.__new__(cls)
+    exc.args = args
+    vars(exc).update(fields)
+    return exc
+
 
 class InvalidInputError(HummingError, ValueError):
     """The caller passed a value that breaks a documented rule (dtype, shape, layout, field)."""

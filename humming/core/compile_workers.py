@@ -24,6 +24,7 @@ import threading
 from typing import Any, Callable, Sequence
 
 from humming.core.codegen import KernelSpec
+from humming.errors import InternalError
 
 # What a spec's compile gives back: None (published), ("fail", message, log, source path, repro) for a CompileError,
 # or ("raise", exception) for any other error, re-raised in the caller.
@@ -43,11 +44,15 @@ def serve() -> None:
     sys.stdout = sys.stderr
     specs = sys.stdin.buffer
     while True:
+        answer: Answer
         try:
             spec = pickle.load(specs)
         except EOFError:
             return
-        answer: Answer
+        except Exception as exc:  # noqa: BLE001 -- a spec this interpreter cannot load: the caller raises it
+            pickle.dump(("raise", _picklable(exc)), answers)
+            answers.flush()
+            continue
         try:
             compile_spec(spec)
             answer = None
@@ -67,21 +72,32 @@ def _picklable(exc: BaseException) -> BaseException:
         return RuntimeError(f"{type(exc).__name__}: {exc}")
 
 
+def importable(spec: KernelSpec) -> bool:
+    """Whether a worker can load ``spec``'s class: not one of the caller's script (``__main__``) nor of a function."""
+    cls = type(spec)
+    return cls.__module__ != "__main__" and "<locals>" not in cls.__qualname__
+
+
 class _Worker:
-    """One worker process, started on first use."""
+    """One worker process, started on first use; none is started once the batch has stopped."""
 
     def __init__(self) -> None:
         self.proc: subprocess.Popen[bytes] | None = None
+        self.lock = threading.Lock()
+        self.closed = False
 
     def ask(self, spec: KernelSpec) -> Answer:
         try:
             payload = pickle.dumps(spec)
         except Exception as exc:  # noqa: BLE001 -- a spec a worker cannot receive: the caller raises it
             return ("raise", _picklable(exc))
-        if self.proc is None:
-            self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, json.dumps(sys.path)], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, env=dict(os.environ))
-        proc = self.proc
+        with self.lock:  # a stop() that ran before this start would leave the process running, unreaped
+            if self.closed:
+                return ("raise", InternalError("the compile batch stopped before this kernel was compiled"))
+            if self.proc is None:
+                self.proc = subprocess.Popen([sys.executable, "-c", _BOOT, json.dumps(sys.path)],
+                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=dict(os.environ))
+            proc = self.proc
         assert proc.stdin is not None and proc.stdout is not None
         try:
             proc.stdin.write(payload)
@@ -94,7 +110,9 @@ class _Worker:
                     "", None, None)
 
     def stop(self, kill: bool = False) -> None:
-        proc = self.proc
+        with self.lock:
+            self.closed = True
+            proc = self.proc
         if proc is None:
             return
         if kill:

@@ -17,7 +17,7 @@ from humming import knobs
 from humming.capabilities.model import Target
 from humming.core import build, cache, compile_workers
 from humming.devices.nvidia.target import toolchain_for
-from humming.errors import CompileError, InvalidInputError, UnsupportedError
+from humming.errors import CompileError, InvalidInputError, PluginError, UnsupportedError
 from humming.kernels.toy_axpy import ToyAxpySpec
 
 TARGET = Target("nvidia", "sm_80")
@@ -108,6 +108,58 @@ def test_without_a_writable_cache_the_batch_compiles_on_threads_once_each(fresh,
         assert [k.spec for k in kernels] == specs
         with pytest.raises(InvalidInputError, match="needs a disk cache it can write"):
             build.compile_many(specs, max_workers=2, processes=True)
+
+
+def test_a_spec_class_of_the_callers_script_compiles_on_threads_by_default(fresh):
+    # A worker is a fresh interpreter: it cannot import a class defined in the caller's __main__ (spawn could, by
+    # re-running the script, which is what the workers no longer do).
+    script = fresh / "own_spec.py"
+    script.write_text(textwrap.dedent("""
+        from dataclasses import dataclass
+        from humming.capabilities.model import Target
+        from humming.core import build
+        from humming.errors import InvalidInputError
+        from humming.kernels.toy_axpy import ToyAxpySpec
+
+        @dataclass(frozen=True)
+        class MySpec(ToyAxpySpec):
+            pass
+
+        t = Target("nvidia", "sm_80")
+        specs = [MySpec(target=t, block=64), MySpec(target=t, block=128)]
+        print("compiled", len(build.compile_many(specs, max_workers=2)))
+        try:
+            build.compile_many(specs, max_workers=2, processes=True)
+        except InvalidInputError as exc:
+            print("refused:", exc)
+        """))
+    env = dict(os.environ, PYTHONPATH=str(REPO), HUMMING_CACHE_DIR=str(fresh / "cache"), HUMMING_PROGRESS="0")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "compiled 2" in done.stdout
+    assert "refused:" in done.stdout and "MySpec" in done.stdout
+
+
+@dataclass(frozen=True)
+class PluginBreaksInWorker(ToyAxpySpec):
+    def exports(self) -> dict[str, str]:
+        raise PluginError("nvidia", "a hook raised")
+
+
+def test_a_workers_plugin_error_keeps_its_type_and_is_collected(fresh):
+    good = ToyAxpySpec(target=TARGET, block=64)
+    with pytest.raises(PluginError, match="device plugin 'nvidia': a hook raised") as err:
+        build.compile_many([good, PluginBreaksInWorker(target=TARGET)], max_workers=2, processes=True)
+    assert err.value.plugin == "nvidia" and err.value.reason == "a hook raised"
+
+
+def test_a_stopped_worker_starts_no_process_for_a_late_spec():
+    # After an abort, a driving thread may still hold a spec: its worker must not start (nothing would reap it).
+    worker = compile_workers._Worker()
+    worker.stop(kill=True)
+    answer = worker.ask(ToyAxpySpec(target=TARGET, block=64))
+    assert answer[0] == "raise" and "stopped" in str(answer[1])
+    assert worker.proc is None
 
 
 def test_the_default_worker_count_is_the_cpus_this_process_may_use(monkeypatch):
