@@ -254,20 +254,34 @@ def _render_tcgen05(i: MmaInstruction, name: str, n: int) -> tuple[str, ProbeSpe
     kind = _kind(i)
     a_bytes, b_bytes = i.m * 32, n * 32  # 32 bytes of K per row for every kind (see _smem_chunk)
     ca, cb = _smem_chunk(i.a, kind), _smem_chunk(i.b, kind)
-    cols = 64 if i.block_scale else 32  # TMEM columns: D in 0..n-1, scale factors of A at 32, of B at 48
+    # TMEM columns (an allocation is a power of two from 32 to 512): D in 0..n-1, then the scale factors of A and B
+    # (16 columns each) past D's power of two.
+    d_cols = max(32, 1 << (n - 1).bit_length())
+    sf_a = d_cols
+    cols = 1 << (d_cols + 32 - 1).bit_length() if i.block_scale else d_cols
     idesc = instruction_descriptor(i, n)
     if i.block_scale:
         sf = _one_word(i.block_scale.scale, "")
         scales = (f'const unsigned sf = 0x{sf:08X}u;\n  asm volatile("tcgen05.st.sync.aligned.32x32b.x32.b32 [%0], '
-                  f'{_list(1, 32)};" :: "r"(lane + 32u), ' + ", ".join(['"r"(sf)'] * 32) + ");")
+                  f'{_list(1, 32)};" :: "r"(lane + {sf_a}u), ' + ", ".join(['"r"(sf)'] * 32) + ");")
         mma = (f'"{{ .reg .pred p; setp.ne.b32 p, %6, 0; {i.ptx} [%0], %1, %2, %3, [%4], [%5], p; }}" :: "r"(tmem), '
-               f'"l"(da), "l"(db), "r"({idesc}u), "r"(tmem + 32u), "r"(tmem + 48u), "r"(1)')
+               f'"l"(da), "l"(db), "r"({idesc}u), "r"(tmem + {sf_a}u), "r"(tmem + {sf_a + 16}u), "r"(1)')
     else:
         scales = ""
         mma = (f'"{{ .reg .pred p; setp.ne.b32 p, %4, 0; {i.ptx} [%0], %1, %2, %3, p; }}" :: "r"(tmem), "l"(da), '
                f'"l"(db), "r"({idesc}u), "r"(1)')
-    regs = ", ".join(f'"r"(c[{j}])' for j in range(n))
-    outs = ", ".join(f'"=r"(c[{j}])' for j in range(n))
+    # tcgen05.st / ld move .x1 .. .x128 columns (powers of two): D in pieces, at their column offsets
+    pieces, at = [], 0
+    for bit in (128, 64, 32, 16, 8, 4, 2, 1):
+        while n - at >= bit:
+            pieces.append((at, bit))
+            at += bit
+    stores = "\n  ".join(
+        f'asm volatile("tcgen05.st.sync.aligned.32x32b.x{k}.b32 [%0], {_list(1, k)};" :: "r"(lane + {o}u), '
+        + ", ".join(f'"r"(c[{o + j}])' for j in range(k)) + ' : "memory");' for o, k in pieces)
+    loads = "\n  ".join(
+        f'asm volatile("tcgen05.ld.sync.aligned.32x32b.x{k}.b32 {_list(0, k)}, [%{k}];" : '
+        + ", ".join(f'"=r"(c[{o + j}])' for j in range(k)) + f' : "r"(lane + {o}u) : "memory");' for o, k in pieces)
     src = f"""
 extern "C" __global__ void {name}(const unsigned* __restrict__ c_in, unsigned* __restrict__ d_out) {{
   // {i.describe()}, N={n}; one f16 accumulator per 32-bit TMEM column, low half (unverified)
@@ -292,7 +306,7 @@ extern "C" __global__ void {name}(const unsigned* __restrict__ c_in, unsigned* _
   const unsigned tmem = tmem_slot, lane = tmem + ((warp * 32u) << 16);  // warp w owns TMEM lanes 32w..32w+31
   unsigned c[{n}];
   for (int j = 0; j < {n}; ++j) c[j] = c_in[t * {n} + j];
-  asm volatile("tcgen05.st.sync.aligned.32x32b.x{n}.b32 [%0], {_list(1, n)};" :: "r"(lane), {regs} : "memory");
+  {stores}
   {scales}
   asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");
   asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
@@ -308,7 +322,7 @@ extern "C" __global__ void {name}(const unsigned* __restrict__ c_in, unsigned* _
   asm volatile("{{ .reg .pred done; WAIT: mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0; @!done bra WAIT; }}"
                :: "r"(bar_addr) : "memory");
   asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
-  asm volatile("tcgen05.ld.sync.aligned.32x32b.x{n}.b32 {_list(0, n)}, [%{n}];" : {outs} : "r"(lane) : "memory");
+  {loads}
   asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
   for (int j = 0; j < {n}; ++j) d_out[t * {n} + j] = c[j];
   asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");

@@ -231,3 +231,20 @@ def test_the_manager_hands_out_probes_and_the_toolchain():
     probe = m.instruction_probe(i, caps.target)
     cubin = m.toolchain(caps.target).compile(probe.source, target=caps.target).binary
     assert b"humming_probe\0" in cubin
+
+
+@pytest.mark.parametrize("block_scaled", [False, True])
+@pytest.mark.parametrize("n", [8, 24, 136, 256])
+def test_a_tcgen05_probe_compiles_at_any_allowed_n_with_tmem_for_d_and_the_scales(n: int, block_scaled: bool) -> None:
+    # tcgen05.st / ld take .x1 .. .x128 (powers of two): a probe at N = 24 or 256 moves D in pieces, and its TMEM
+    # allocation holds all N columns of D and, past them, the scale factors (the GPU test runs the largest N).
+    caps = archs.capabilities("sm_100a")
+    forms = caps.instructions(family=TCGEN05, a=dt.e4m3, acc=dt.f32, block_scaled=block_scaled)
+    i = next(f for f in forms if n in f.n_values)
+    source = probes.probe_source(i, n=n)
+    cols = int(re.search(r"tcgen05\.alloc\.cta_group::1\.sync\.aligned\.shared::cta\.b32 \[%0\], (\d+);", source)[1])
+    assert cols >= n and cols & (cols - 1) == 0 and 32 <= cols <= 512
+    if block_scaled:  # the scale factors' columns, after D's
+        offsets = [int(x) for x in re.findall(r'"r"\(tmem \+ (\d+)u\)', source)]
+        assert offsets and min(offsets) >= n and max(offsets) + 16 <= cols
+    compile_for("sm_100a", source)
