@@ -22,7 +22,7 @@ from humming.core.formats import Granularity, WeightFormat, ZeroPointSpec
 from humming.core.launcher import programmatic_allowed, relaxed_capture
 from humming.core.packing import BYTE_SCALES, LAYOUT, PackedWeight
 from humming.core.plan import GemmTuner, KernelPlan
-from humming.core.problem import GemmProblem
+from humming.core.problem import GemmProblem, check_k
 from humming.core.torch_op import HummingOp
 from humming.errors import InvalidInputError, UnsupportedError
 
@@ -40,13 +40,6 @@ def _dtype_of(t: torch.dtype) -> DType | None:
 
 
 # ---- validation (plain Python on shapes and dtypes: runs under torch.compile tracing too) ------------------
-def check_k(k: int, where: str) -> None:
-    """K's rule for the dense kernels (QuantLinear checks it when built, gemm on every call)."""
-    if k % 8:
-        raise InvalidInputError(f"{where}: K={k}; the kernel reads activations in 16-byte chunks, so K must be a "
-                                f"multiple of 8: pad x and the weight along K with zeros")
-
-
 def validate(x: Any, weight: PackedWeight, bias: Any = None, out_dtype: Any = None) -> DType:
     """Check every input against the kernel's rules; return the output dtype. Raises InvalidInputError."""
     if not isinstance(weight, PackedWeight):

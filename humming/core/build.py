@@ -292,10 +292,10 @@ def compile_many(specs: Sequence[KernelSpec], *, toolchain: Toolchain | None = N
     foreign = [s for s in unique if not compile_workers.importable(s)]
     if processes is None:  # workers hand kernels over through the cache, and load each spec's class by its module
         processes = n > 1 and toolchain is None and not foreign and cache.writable()
-    if processes and (toolchain is not None or not cache.writable()):
+    elif processes and (toolchain is not None or not cache.writable()):
         raise InvalidInputError("compile_many(processes=True) needs a disk cache it can write and the plugins' "
                                 "toolchains (no toolchain=); use threads instead")
-    if processes and foreign:
+    elif processes and foreign:
         raise InvalidInputError(f"compile_many(processes=True): {type(foreign[0]).__qualname__} is defined in the "
                                 "caller's script or a function, which a worker process cannot import; define it in a "
                                 "module, or use threads (processes=False)")

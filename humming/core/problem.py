@@ -15,6 +15,13 @@ from humming.core.formats import WeightFormat, ZeroPointSpec
 from humming.errors import InvalidInputError
 
 
+def check_k(k: int, where: str) -> None:
+    """K's rule for the dense kernels (QuantLinear checks it when built, gemm on every call, the tuner per plan)."""
+    if k % 8:
+        raise InvalidInputError(f"{where}: K={k}; the kernel reads activations in 16-byte chunks, so K must be a "
+                                f"multiple of 8: pad x and the weight along K with zeros")
+
+
 @dataclass(frozen=True)
 class GemmProblem:
     """out[M, N] = x[M, K] @ W[N, K]^T (+ bias), with W in ``weight`` format and x in ``activation`` dtype."""
@@ -42,9 +49,7 @@ class GemmProblem:
 
     def check_dense_shape(self) -> None:
         """InvalidInputError for a K that pack and gemm refuse: one the weight's groups do not divide (quantize's
-        message) or, for the dense kernels, one that is not a multiple of 8 (ops.check_k's)."""
-        from humming.ops import check_k  # humming.ops imports this module
-
+        message) or, for the dense kernels, one that is not a multiple of 8 (check_k's)."""
         self.weight.scale.shape(self.n, self.k)
         check_k(self.k, "gemm")
 
