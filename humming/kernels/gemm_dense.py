@@ -53,6 +53,11 @@ class ScaleStorage(enum.IntEnum):
 _STORAGE = {dtypes.ue8m0: ScaleStorage.UE8M0, dtypes.e4m3: ScaleStorage.E4M3, dtypes.ue4m3: ScaleStorage.E4M3}
 
 
+#: The widest float-weight exponent the kernels decode (the twin's `we` bound): wider ones never ran on a GPU, and
+#: DecodeParams refuses them before any plan.
+MAX_FLOAT_EXPONENT_BITS = 5
+
+
 @dataclass(frozen=True)
 class DecodeParams:
     """How the kernel decodes one weight format (the format-dependent template arguments)."""
@@ -81,10 +86,12 @@ class DecodeParams:
             if elem.exponent_bits == 0:
                 raise UnsupportedError(f"{elem} weights are not supported by the dense kernel",
                                        missing=[f"{elem} decoding"])
-            if elem.exponent_bits > 5:  # the kernel's we bound: wider exponents never ran on a GPU
-                raise UnsupportedError(f"{elem} weights: the dense kernels decode floats with at most 5 exponent bits",
+            if elem.exponent_bits > MAX_FLOAT_EXPONENT_BITS:
+                raise UnsupportedError(f"{elem} weights: the dense kernels decode floats with at most "
+                                       f"{MAX_FLOAT_EXPONENT_BITS} exponent bits",
                                        missing=[f"e{elem.exponent_bits} float decoding"],
-                                       alternatives=["e5m2, e4m3, e3m4, e2m1 or another eXmY with E <= 5",
+                                       alternatives=[f"e5m2, e4m3, e3m4, e2m1 or another eXmY with E <= "
+                                                     f"{MAX_FLOAT_EXPONENT_BITS}",
                                                      "integer codes (u8 / s8) with scales"])
             kind, we, wm, wbias, zconst = WeightKind.FLOAT, elem.exponent_bits, elem.mantissa_bits, elem.bias, 0
         else:
@@ -223,7 +230,7 @@ class GemmDenseSpec(KernelSpec):
     out: DType = param(allowed=ACTIVATIONS, cpp=_act_cpp, doc="output dtype")
     wbits: int = param(bounds=(1, 8), doc="bits per weight code")
     wkind: WeightKind = param(doc="integer codes or eXmY floats")
-    we: int = param(bounds=(0, 5), doc="exponent bits of float weights (0 for ints)")
+    we: int = param(bounds=(0, MAX_FLOAT_EXPONENT_BITS), doc="exponent bits of float weights (0 for ints)")
     wm: int = param(bounds=(0, 7), doc="mantissa bits of float weights (0 for ints)")
     wbias: int = param(bounds=(0, 31), doc="exponent bias of float weights (0 for ints)")
     zmode: ZeroMode = param(doc="constant zero or zero-point rows")
