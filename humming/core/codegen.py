@@ -49,7 +49,7 @@ CORE_INCLUDE_DIR = Path(__file__).resolve().parent.parent / "kernels" / "include
 #: Kernel parameter kinds a spec's ``signature`` may name (PTX spelling) and their sizes in bytes; "bytes" is
 #: a by-value struct of whatever size the binary says (a TMA descriptor).
 PARAM_KINDS: dict[str, int] = {"ptr": 8, "s8": 1, "s16": 2, "s32": 4, "s64": 8, "u8": 1, "u16": 2, "u32": 4,
-                               "u64": 8, "f16": 2, "f32": 4, "f64": 8}
+                               "u64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8}
 
 _CPP_TYPES: dict[DType, str] = {
     dtypes.f16: "__half", dtypes.bf16: "__nv_bfloat16", dtypes.f32: "float", dtypes.f64: "double",

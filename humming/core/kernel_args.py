@@ -3,7 +3,7 @@ offsets, checked against the spec's declared parameter kinds (codegen.PARAM_KIND
 
 What fills what (launcher's docstring has the user's view): a tensor (anything with ``data_ptr()``) or None a
 pointer, an int too (a raw address; a bool never); an int an integer slot, a negative one no declared unsigned slot;
-a float an f32/f64 slot by its size, a 2-byte slot only where it is declared f16; ``bytes`` a by-value struct of
+a float an f32/f64 slot by its size, a 2-byte slot only where it is declared f16 or bf16 (rounded to nearest even); ``bytes`` a by-value struct of
 exactly its size (a TMA descriptor).
 """
 
@@ -76,12 +76,14 @@ class ArgumentPacker:
             if integer and t is not bool:
                 return "Q", int  # a raw device address
             raise InvalidInputError(f"{where}: parameter {i} is a pointer; pass a tensor, None or an address")
-        if kind is not None and kind[0] == "f" or (kind is None and real):
+        if kind in ("f16", "bf16", "f32", "f64") or (kind is None and real):
             if not (integer or real) or slot.size not in self._FLOAT:
                 raise InvalidInputError(f"{where} cannot fill a {slot.size}-byte float parameter")
             if slot.size == 2 and kind is None:
-                raise InvalidInputError(f"{where}: a 2-byte float parameter is f16 or bf16: declare it f16 in the "
+                raise InvalidInputError(f"{where}: a 2-byte float parameter is f16 or bf16: declare its kind in the "
                                         "spec's signature, or pass its 2 bytes (struct.pack('<e', v) for f16)")
+            if kind == "bf16":
+                return "H", bf16_bits
             return self._FLOAT[slot.size], (None if t is float else float)
         if kind is not None and kind[0] in "su" or (kind is None and integer):
             if not integer or slot.size not in self._INT:
@@ -101,7 +103,10 @@ class ArgumentPacker:
         raise InvalidInputError(f"{where}: pass a tensor, None, an int, a float or bytes")
 
     def pack(self, args: Sequence[Any]) -> None:
-        values = [a if c is None else c(a) for c, a in zip(self.convert, args)]
+        try:
+            values = [a if c is None else c(a) for c, a in zip(self.convert, args)]
+        except OverflowError as exc:  # a float past bf16's range, an int past a float's
+            raise InvalidInputError(f"kernel {self.kernel}: the arguments do not fit its parameters ({exc})") from None
         try:
             self.struct.pack_into(self.buffer, 0, *values)
         except (struct.error, OverflowError):
@@ -129,6 +134,18 @@ class ArgumentPacker:
             self.struct.pack_into(self.buffer, 0, *fixed)
         except (struct.error, OverflowError) as exc:  # e.g. 1e6 for an f16 parameter
             raise InvalidInputError(f"kernel {self.kernel}: the arguments do not fit its parameters ({exc})") from None
+
+
+def bf16_bits(value: Any) -> int:
+    """A float's bf16 bits, rounded to nearest even from its f32 value (struct's 'e' does the same for f16); a NaN
+    stays a quiet NaN, and a finite value past bf16's largest raises OverflowError like 'e' (the packer reports it)."""
+    f32 = struct.unpack("<I", struct.pack("<f", float(value)))[0]  # OverflowError past f32's range
+    if (f32 & 0x7F800000) == 0x7F800000 and f32 & 0x007FFFFF:
+        return (f32 >> 16) | 0x0040
+    bits = (f32 + 0x7FFF + ((f32 >> 16) & 1)) >> 16
+    if (bits & 0x7F80) == 0x7F80 and (f32 & 0x7F800000) != 0x7F800000:
+        raise OverflowError(f"{value} is past bf16's largest finite value")
+    return bits
 
 
 def device_pointer(t: Any) -> int:

@@ -43,8 +43,8 @@ def test_a_bool_is_not_a_pointer() -> None:
 
 def test_a_float_for_an_undeclared_two_byte_parameter_is_refused_as_f16_or_bf16() -> None:
     two = [ParamSlot(0, 0, 2)]
-    with pytest.raises(InvalidInputError, match="2-byte float parameter is f16 or bf16: declare it f16 in the spec's "
-                                                "signature, or pass its 2 bytes"):
+    with pytest.raises(InvalidInputError, match="2-byte float parameter is f16 or bf16: declare its kind in the "
+                                                "spec's signature, or pass its 2 bytes"):
         _Packer("k", two, (float,))
     declared = _Packer("k", two, (float,), ("f16",))
     declared.pack((1.5,))
@@ -65,3 +65,33 @@ def test_a_cluster_given_as_a_list_launches_like_the_tuple_and_shares_its_config
     assert configs[0].attrs[0].value.clusterDim.x == 2
     with pytest.raises(InvalidInputError, match=r"cluster=\[0, 1\]: expected a positive int"):
         kernel.launch((4, 2), 128, 0, args, cluster=[0, 1])
+
+
+@pytest.mark.parametrize("value", [1.0, -2.5, 3.140625, 1e-40, 65504.0, 3.0e38, float("inf"), -0.0])
+def test_a_float_for_a_declared_bf16_parameter_is_rounded_to_nearest_even(value: float) -> None:
+    import torch
+
+    two = [ParamSlot(0, 0, 2)]
+    packer = _Packer("k", two, (float,), ("bf16",))
+    packer.pack((value,))
+    expected = torch.tensor([value], dtype=torch.float32).to(torch.bfloat16).view(torch.int16).item() & 0xFFFF
+    assert struct.unpack("<H", unpack(packer, two)[0])[0] == expected
+
+
+def test_bf16_rounding_ties_go_to_even_and_nan_stays_nan() -> None:
+    two = [ParamSlot(0, 0, 2)]
+    packer = _Packer("k", two, (float,), ("bf16",))
+    for f32_bits, bf16 in [(0x3F808000, 0x3F80), (0x3F818000, 0x3F82), (0x3F808001, 0x3F81)]:
+        packer.pack((struct.unpack("<f", struct.pack("<I", f32_bits))[0],))
+        assert struct.unpack("<H", unpack(packer, two)[0])[0] == bf16
+    packer.pack((float("nan"),))
+    bits = struct.unpack("<H", unpack(packer, two)[0])[0]
+    assert bits & 0x7F80 == 0x7F80 and bits & 0x7F
+
+
+def test_a_float_past_bf16_range_is_refused_before_any_launch() -> None:
+    two = [ParamSlot(0, 0, 2)]
+    packer = _Packer("k", two, (float,), ("bf16",))
+    for value in (3.4e38, 1e39):  # rounds past bf16's largest finite; past f32's range
+        with pytest.raises(InvalidInputError, match="the arguments do not fit its parameters"):
+            packer.pack((value,))
