@@ -137,11 +137,15 @@ class ArgumentPacker:
 
 
 def bf16_bits(value: Any) -> int:
-    """A float's bf16 bits, rounded to nearest even from its f32 value (struct's 'e' does the same for f16); a NaN
-    stays a quiet NaN, and a finite value past bf16's largest raises OverflowError like 'e' (the packer reports it)."""
-    f32 = struct.unpack("<I", struct.pack("<f", float(value)))[0]  # OverflowError past f32's range
-    if (f32 & 0x7F800000) == 0x7F800000 and f32 & 0x007FFFFF:
-        return (f32 >> 16) | 0x0040
+    """A float's bf16 bits, rounded to nearest even once, as struct's 'e' rounds f16; a NaN stays a quiet NaN, and a
+    finite value past bf16's largest raises OverflowError like 'e' (the packer reports it)."""
+    value = float(value)
+    f32 = struct.unpack("<I", struct.pack("<f", value))[0]  # OverflowError past f32's range
+    if (f32 & 0x7F800000) == 0x7F800000:
+        return (f32 >> 16) | (0x0040 if f32 & 0x007FFFFF else 0)
+    near = struct.unpack("<f", struct.pack("<I", f32))[0]
+    if near != value:  # f32 by rounding to odd (truncate, then set the last bit): no second rounding at a bf16 tie
+        f32 = (f32 - (abs(near) > abs(value))) | 1
     bits = (f32 + 0x7FFF + ((f32 >> 16) & 1)) >> 16
     if (bits & 0x7F80) == 0x7F80 and (f32 & 0x7F800000) != 0x7F800000:
         raise OverflowError(f"{value} is past bf16's largest finite value")

@@ -95,3 +95,13 @@ def test_a_float_past_bf16_range_is_refused_before_any_launch() -> None:
     for value in (3.4e38, 1e39):  # rounds past bf16's largest finite; past f32's range
         with pytest.raises(InvalidInputError, match="the arguments do not fit its parameters"):
             packer.pack((value,))
+
+
+def test_bf16_rounds_a_double_once_not_through_f32() -> None:
+    two = [ParamSlot(0, 0, 2)]
+    packer = _Packer("k", two, (float,), ("bf16",))
+    tie = 1.00390625  # halfway between bf16 1.0 (0x3F80) and 1.0078125 (0x3F81), exactly an f32
+    for value, bits in [(tie + 2.0 ** -40, 0x3F81), (tie - 2.0 ** -40, 0x3F80), (tie, 0x3F80),
+                        (-(tie + 2.0 ** -40), 0xBF81), (1.01171875, 0x3F82)]:  # the last: a tie going up to even
+        packer.pack((value,))
+        assert struct.unpack("<H", unpack(packer, two)[0])[0] == bits, value
