@@ -67,7 +67,7 @@ def test_a_cluster_given_as_a_list_launches_like_the_tuple_and_shares_its_config
         kernel.launch((4, 2), 128, 0, args, cluster=[0, 1])
 
 
-@pytest.mark.parametrize("value", [1.0, -2.5, 3.140625, 1e-40, 65504.0, 3.0e38, float("inf"), -0.0])
+@pytest.mark.parametrize("value", [1.0, -2.5, 3.140625, 1e-40, 65504.0, 3.0e38, float("inf"), float("-inf"), -0.0])
 def test_a_float_for_a_declared_bf16_parameter_is_rounded_to_nearest_even(value: float) -> None:
     import torch
 
