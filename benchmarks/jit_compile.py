@@ -4,7 +4,10 @@
 
 Each cold or warm figure is measured in a fresh process (``python benchmarks/jit_compile.py --worker ...``) on
 a cache folder of its own, so that it includes what a user's first call pays: importing cuda.bindings,
-loading NVRTC, hashing the headers. Kernels:
+loading NVRTC, hashing the headers. With CUDA_CACHE_DISABLE=1: where a driver is present, NVRTC 12.9+ keeps its own
+PTX and cubins in the driver's compute cache (~/.nv/ComputeCache) and serves a kernel compiled by any earlier
+process from there, so on a GPU machine that had run the tests a "cold" W4A16 kernel took 0.07 s (2026-12-06,
+NOTES-wna16 run 38) where a real compile takes ~0.7. Kernels:
 
 - ``toy``: humming.kernels.toy_axpy (f32, 4 x 256), the kernel that tests the JIT alone;
 - ``W4A16``: the dense GEMM the target's tuner plans for GPTQ int4 g128 weights, f16, N = K = 8192: one kernel
@@ -124,7 +127,7 @@ def _worker(mode: str, kernel: str, arch: str | None) -> dict[str, Any]:
 
 
 def _run_worker(mode: str, kernel: str, arch: str | None, cache_dir: str) -> dict[str, Any]:
-    env = dict(os.environ, HUMMING_CACHE_DIR=cache_dir, HUMMING_PROGRESS="0",
+    env = dict(os.environ, HUMMING_CACHE_DIR=cache_dir, HUMMING_PROGRESS="0", CUDA_CACHE_DISABLE="1",
                PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     cmd = [sys.executable, __file__, "--worker", mode, "--kernel", kernel] + (["--target", arch] if arch else [])
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200)
