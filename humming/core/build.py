@@ -278,9 +278,10 @@ def compile_many(specs: Sequence[KernelSpec], *, toolchain: Toolchain | None = N
     ``processes=True`` compiles in worker processes (fresh interpreters that import humming only: safe beside CUDA,
     and they never re-run the caller's script; humming.core.compile_workers) that publish to the disk cache, from
     which this process then reads each kernel; it needs the cache and the plugins' toolchains.
-    ``None`` (the default) picks processes whenever they are possible: on the H200 host (16 cores, NVRTC 13.0,
-    2026-12-02) a W4A16 layer's 4 kernels took 2.65 s cold in 4 threads and 0.64 s in 4 worker processes,
-    because concurrent NVRTC compiles in one process do not scale (benchmarks/RESULTS.md).
+    ``None`` (the default) picks processes whenever they are possible. The figure that chose them (H200 host,
+    2026-12-02: a W4A16 layer's 4 kernels 2.65 s cold in 4 threads, 0.64 s in 4 worker processes) was most likely
+    served in part by the driver's compute cache, which NVRTC 12.9+ fills and reads (benchmarks/RESULTS.md,
+    2026-12-06): threads against processes is to be timed again with CUDA_CACHE_DISABLE=1.
 
     :raises CompileError: after every spec has been tried, for the first that failed (the message says how many).
     """
