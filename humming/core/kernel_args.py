@@ -3,8 +3,8 @@ offsets, checked against the spec's declared parameter kinds (codegen.PARAM_KIND
 
 What fills what (launcher's docstring has the user's view): a tensor (anything with ``data_ptr()``) or None a
 pointer, an int too (a raw address; a bool never); an int an integer slot, a negative one no declared unsigned slot;
-a float an f32/f64 slot by its size, a 2-byte slot only where it is declared f16 or bf16 (rounded to nearest even); ``bytes`` a by-value struct of
-exactly its size (a TMA descriptor).
+a float an f32/f64 slot by its size, a 2-byte slot only where it is declared f16 or bf16 (rounded to nearest even);
+``bytes`` a by-value struct of exactly its size (a TMA descriptor).
 """
 
 from __future__ import annotations
@@ -138,7 +138,9 @@ class ArgumentPacker:
 
 def bf16_bits(value: Any) -> int:
     """A float's bf16 bits, rounded to nearest even once, as struct's 'e' rounds f16; a NaN stays a quiet NaN, and a
-    finite value past bf16's largest raises OverflowError like 'e' (the packer reports it)."""
+    finite value past bf16's largest raises OverflowError like 'e' (the packer reports it). The scalar twin of
+    codec.cast_rounded_once (float32 rounded to odd, then to nearest even), kept apart because it runs on every
+    launch: a 0-d tensor through the codec costs ~50 us a call here against ~0.5 us (tests hold the two equal)."""
     value = float(value)
     f32 = struct.unpack("<I", struct.pack("<f", value))[0]  # OverflowError past f32's range
     if (f32 & 0x7F800000) == 0x7F800000:

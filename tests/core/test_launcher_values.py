@@ -105,3 +105,29 @@ def test_bf16_rounds_a_double_once_not_through_f32() -> None:
                         (-(tie + 2.0 ** -40), 0xBF81), (1.01171875, 0x3F82)]:  # the last: a tie going up to even
         packer.pack((value,))
         assert struct.unpack("<H", unpack(packer, two)[0])[0] == bits, value
+
+
+def test_bf16_bits_agrees_with_its_tensor_twin_near_ties_and_everywhere() -> None:
+    import random
+
+    import torch
+
+    from humming.core.codec import cast_rounded_once
+    from humming.core.kernel_args import bf16_bits
+
+    def twin(v: float) -> int:
+        return cast_rounded_once(torch.tensor(v, dtype=torch.float64), torch.bfloat16).view(torch.int16).item() & 0xFFFF
+
+    def value(bits: int) -> float:
+        return torch.tensor(bits - (1 << 16) if bits >= 1 << 15 else bits, dtype=torch.int16).view(
+            torch.bfloat16).double().item()
+
+    rng = random.Random()  # fresh values each run; the seed is in the message of a failure
+    seed = rng.randrange(1 << 30)
+    rng.seed(seed)
+    for i in range(4000):
+        v = rng.uniform(-1, 1) * 2.0 ** rng.randint(-140, 126)
+        if i % 2:  # on a bf16 tie, or 2^-30 of a step off it
+            lo, hi = value(twin(v)), value(twin(v) + 1)
+            v = (lo + hi) / 2 + (hi - lo) * rng.choice([-1, 0, 1]) * 2.0 ** -30
+        assert bf16_bits(v) == twin(v), (seed, v)
