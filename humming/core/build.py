@@ -6,8 +6,9 @@ Two processes that miss at once both succeed: the second waits on the lock, then
 
 ``compile_many(specs)`` does the same for many specs at once (a layer's whole M range, a conformance run) on
 ``HUMMING_COMPILE_WORKERS`` threads (0: one per core); NVRTC releases the GIL, so threads scale without the
-start-up cost of processes (``processes=True`` starts worker processes instead, humming.core.compile_workers,
-for a toolchain that would serialise threads; the default when the disk cache is on). A progress bar appears on a terminal once the batch has taken more than a second.
+start-up cost of processes (``processes=True`` starts worker processes instead, humming.core.compile_workers:
+for a toolchain that would serialise threads, or to keep a compiler that crashes away from the caller). A progress
+bar appears on a terminal once the batch has taken more than a second.
 """
 
 from __future__ import annotations
@@ -272,16 +273,17 @@ def workers() -> int:
 
 def compile_many(specs: Sequence[KernelSpec], *, toolchain: Toolchain | None = None,
                  max_workers: int | None = None, progress: Progress | None = None,
-                 processes: bool | None = None) -> list[CompiledKernel]:
+                 processes: bool = False) -> list[CompiledKernel]:
     """Compile every spec (duplicates once), in parallel; the result is in the order of ``specs``.
 
     ``processes=True`` compiles in worker processes (fresh interpreters that import humming only: safe beside CUDA,
     and they never re-run the caller's script; humming.core.compile_workers) that publish to the disk cache, from
-    which this process then reads each kernel; it needs the cache and the plugins' toolchains.
-    ``None`` (the default) picks processes whenever they are possible. The figure that chose them (H200 host,
-    2026-12-02: a W4A16 layer's 4 kernels 2.65 s cold in 4 threads, 0.64 s in 4 worker processes) was most likely
-    served in part by the driver's compute cache, which NVRTC 12.9+ fills and reads (benchmarks/RESULTS.md,
-    2026-12-06): threads against processes is to be timed again with CUDA_CACHE_DISABLE=1.
+    which this process then reads each kernel; it needs the cache and the plugins' toolchains. A worker that dies
+    (a compiler crash) fails only its spec, where in a thread it would take the caller down.
+    Threads are the default: with the driver's compute cache off, a W4A16 layer's 5 kernels compiled cold
+    in 3.93 s in 5 threads against 4.54 s in 5 worker processes on a 16-core H100 host, and 5.83 s against 5.74 s
+    on 2 cores (benchmarks/RESULTS.md, 2026-12-06): both wait on the slowest kernel, and processes add their start.
+    (The 2026-12-02 figure that had made processes the default was served by that cache.)
 
     :raises CompileError: after every spec has been tried, for the first that failed (the message says how many).
     """
@@ -290,10 +292,9 @@ def compile_many(specs: Sequence[KernelSpec], *, toolchain: Toolchain | None = N
     bar = progress if progress is not None else Progress(len(unique))
     results: dict[KernelSpec, CompiledKernel] = {}
     failures: list[tuple[KernelSpec, BaseException]] = []
-    foreign = [s for s in unique if not compile_workers.importable(s)]
-    if processes is None:  # workers hand kernels over through the cache, and load each spec's class by its module
-        processes = n > 1 and toolchain is None and not foreign and cache.writable()
-    elif processes and (toolchain is not None or not cache.writable()):
+    # workers hand kernels over through the cache, and load each spec's class by its module
+    foreign = [s for s in unique if not compile_workers.importable(s)] if processes else []
+    if processes and (toolchain is not None or not cache.writable()):
         raise InvalidInputError("compile_many(processes=True) needs a disk cache it can write and the plugins' "
                                 "toolchains (no toolchain=); use threads instead")
     elif processes and foreign:

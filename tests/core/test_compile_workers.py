@@ -54,7 +54,7 @@ def test_a_script_without_a_main_guard_runs_once_and_its_kernels_compile_in_work
             f.write("ran\\n")
         t = Target("nvidia", "sm_80")
         kernels = build.compile_many([ToyAxpySpec(target=t, block=64), ToyAxpySpec(target=t, block=128)],
-                                     max_workers=2)
+                                     max_workers=2, processes=True)
         print("compiled", len(kernels), all(k.from_cache for k in kernels))
         """))
     env = dict(os.environ, PYTHONPATH=str(REPO), HUMMING_CACHE_DIR=str(fresh / "cache"), HUMMING_PROGRESS="0")
