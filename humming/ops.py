@@ -271,6 +271,7 @@ def launch(out: torch.Tensor, x2: torch.Tensor, data: torch.Tensor, scales: torc
             return launch(out, x2, data, scales, zeros, chscale, gscale, bias, fmt, n, k, plan)
     if plan is None:
         plan = plan_for(problem, device)
+    plan.spec.check_output(n, out.stride(0))
     kernel = compile_spec(plan.spec)
     tuner = _device(device)[1]
     m_tiles, n_tiles, k_pad = tuner.grid_sizes(plan)

@@ -247,6 +247,10 @@ class KernelSpec:
             lines.append(f'extern "C" __constant__ const long long {EXPORT_PREFIX}{name} = (long long)({expr});')
         return "\n".join(lines) + "\n"
 
+    def check_output(self, n: int, row_stride: int) -> None:
+        """InvalidInputError, before any launch, for an output of ``n`` columns and this row stride (elements) that
+        the kernel cannot write; any by default."""
+
     def launch_extras(self, activations: Any) -> tuple[Any, ...]:
         """Arguments the kernel takes after the ones its caller always passes, derived from the call's activation
         tensor (a TMA form's tensor map); none by default."""

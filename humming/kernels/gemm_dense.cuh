@@ -70,7 +70,8 @@ template <class Act_,        // f16_t | bf16_t: activation and MMA operand type
           int SWAP_N8_,              // 0: plain operands | 1, 2: swapped, this many n8 fragments of M
           int BULK_W_,               // 1: weights through the bulk copy engine (sm_90+) | 0: per-thread cp.async
           int PRODUCER_,             // 1: one extra warp issues every copy; stages hand over on mbarriers (sm_80+)
-          int ONE_TOKEN_>            // 1: M = 1 only (SWAP_N8 1): group scales onto token column 0's sums alone
+          int ONE_TOKEN_,            // 1: M = 1 only (SWAP_N8 1): group scales onto token column 0's sums alone
+          int ODD_N_>                // 1: N or the output's row stride may be odd | 0: both even (pairs only)
 struct GemmDenseConfig {
   using Act = Act_;
   using Out = Out_;
@@ -87,6 +88,9 @@ struct GemmDenseConfig {
   // skip the other columns' partial sums (dequant/group_terms.cuh); wrong for M > 1, which the twin refuses.
   static constexpr bool kOneToken = ONE_TOKEN_ != 0;
   static_assert(!kOneToken || SWAP_N8_ == 1, "one token needs swapped operands with one n8 fragment of M");
+  // Whether an output row may hold an odd count of elements (N or the row stride odd): only then is the element-by-
+  // element store compiled (epilogue/store.cuh); with both even, every store writes a pair (the twin's odd_n).
+  static constexpr bool kOddN = ODD_N_ != 0;
   static constexpr int kWarps = kWarpM * kWarpN * kWarpK;
   static constexpr int kThreads = 32 * kWarps;
   static constexpr int kBM = kWarpM * kFragM * 16;
@@ -361,10 +365,10 @@ namespace humming {
 #define HM_GEMM_DENSE_TEMPLATE                                                                                      \
   class Act, class Out, int WBITS, int WKIND, int WE, int WM, int WBIAS, int ZMODE, int ZCONST, int ZGS, int SMODE, \
       int SDT, int GS, int WARP_M, int FRAG_M, int WARP_N, int FRAG_N, int WARP_K, int BK, int STAGES, int GROUP_M,  \
-      int MIN_BLOCKS, int SWAP_N8, int BULK_W, int PRODUCER, int ONE_TOKEN
+      int MIN_BLOCKS, int SWAP_N8, int BULK_W, int PRODUCER, int ONE_TOKEN, int ODD_N
 #define HM_GEMM_DENSE_CONFIG                                                                                     \
   GemmDenseConfig<Act, Out, WBITS, WKIND, WE, WM, WBIAS, ZMODE, ZCONST, ZGS, SMODE, SDT, GS, WARP_M, FRAG_M, WARP_N, \
-                  FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_N8, BULK_W, PRODUCER, ONE_TOKEN>
+                  FRAG_N, WARP_K, BK, STAGES, GROUP_M, MIN_BLOCKS, SWAP_N8, BULK_W, PRODUCER, ONE_TOKEN, ODD_N>
 // The launch bounds of a kernel whose configuration is CFG: its CTA's threads (producer included).
 #define HM_GEMM_DENSE_BOUNDS(CFG) __launch_bounds__(CFG::kCtaThreads, MIN_BLOCKS)
 #define HM_GEMM_DENSE_PARAMS                                                                                          \

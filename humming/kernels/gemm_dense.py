@@ -260,17 +260,23 @@ class GemmDenseSpec(KernelSpec):
     one_token: int = param(default=0, allowed=(0, 1),
                            doc="1: M = 1 only (with swap_n8 = 1): group scales go onto token column 0's partial sums "
                                "alone, the only column stored; 0: every column the tile holds")
+    odd_n: int = param(default=1, allowed=(0, 1),
+                       doc="1: N or the output's row stride may be odd (such rows are stored element by element); "
+                           "0: both even, every store writes a pair and the element form is not compiled (a "
+                           "wgmma kernel compiles ~1 s faster); check_output refuses an odd row then")
 
     @classmethod
-    def build(cls, target: Target, act: DType, out: DType, decode: DecodeParams, tile: Tile) -> "GemmDenseSpec":
-        """The spec of ``decode`` and ``tile`` on ``target`` (every value checked on construction)."""
+    def build(cls, target: Target, act: DType, out: DType, decode: DecodeParams, tile: Tile, *,
+              odd_n: bool = True) -> "GemmDenseSpec":
+        """The spec of ``decode`` and ``tile`` on ``target`` (every value checked on construction); ``odd_n=False``
+        for outputs whose N and row stride are even."""
         return cls(target=target, act=act, out=out, wbits=decode.wbits, wkind=decode.wkind, we=decode.we,
                    wm=decode.wm, wbias=decode.wbias, zmode=decode.zmode, zconst=decode.zconst,
                    zgs=decode.zgs, smode=decode.smode, sdt=decode.sdt, gs=decode.gs,
                    warp_m=tile.warp_m, frag_m=tile.frag_m, warp_n=tile.warp_n, frag_n=tile.frag_n,
                    warp_k=tile.warp_k, bk=tile.bk, stages=tile.stages, group_m=tile.group_m,
                    min_blocks=tile.min_blocks, swap_n8=tile.swap_n8, bulk_w=tile.bulk_w, producer=tile.producer,
-                   one_token=tile.one_token)
+                   one_token=tile.one_token, odd_n=int(odd_n))
 
     @property
     def tile(self) -> Tile:
@@ -434,6 +440,12 @@ class GemmDenseSpec(KernelSpec):
                 "zero_on_sums": f"(humming::GemmDense<{cfg}>::kZeroOnSums ? 1 : 0)",
                 "group_columns": f"(humming::GemmDense<{cfg}>::kGroupColumns ? 1 : 0)",
                 "routes_default": "(HM_ROUTES_DEFAULT ? 1 : 0)"}
+
+    def check_output(self, n: int, row_stride: int) -> None:
+        if not self.odd_n and (n | row_stride) & 1:
+            raise InvalidInputError(f"{self.describe()} is built for outputs whose N and row stride are even (odd_n=0); "
+                                    f"this one has N={n}, row stride {row_stride}: plan this problem again "
+                                    "(humming.ops.plan_for) or build the spec with odd_n=True")
 
     def check_compiled(self, kernel: CompiledKernel) -> None:
         # ops.launch sizes the launch from the twin's plan (smem_bytes, cta_threads): a cubin that wants more shared

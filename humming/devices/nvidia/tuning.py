@@ -327,7 +327,9 @@ class DenseTuner:
             raise UnsupportedError(f"{problem.describe()}: groups of {decode.gs or decode.zgs} k fit no stage depth",
                                    missing=["a stage depth the group divides or is a multiple of"],
                                    alternatives=["groups of 16, 32 or a multiple of 64 k"])
-        spec = _fit(kernel.build(caps.target, problem.activation, problem.out, decode, tile), caps)
+        # the output is [M, N], contiguous (ops.launch checks its row stride against the spec)
+        spec = _fit(kernel.build(caps.target, problem.activation, problem.out, decode, tile, odd_n=problem.n % 2 == 1),
+                    caps)
         if by_rule:  # what compile refuses (bf16 output on sm_75, unknown smem limit); callers may plan to emulate
             spec.check_supported(caps)
         if spec.tile != tile:

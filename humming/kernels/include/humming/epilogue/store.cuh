@@ -80,7 +80,7 @@ HM_DEVICE void store_swapped_column(const Args& p, const float (&d)[NB][4], int 
   const float s = in && p.chscale != nullptr ? gs * __ldg(p.chscale + col) : gs;
   const float b = in && bias != nullptr ? arch::to_f32(Out{}, bias[col]) : 0.0f;
   // Warp-uniform; with an even N both columns of a pair lie inside or both outside.
-  if (HM_SWAPPED_STORE_PAIRS && ((p.ldc | p.n) & 1) == 0) {
+  if (HM_SWAPPED_STORE_PAIRS && (!Cfg::kOddN || ((p.ldc | p.n) & 1) == 0)) {
     const int odd = col & 1;
     const int row = row0 + odd;
     u32* out = reinterpret_cast<u32*>(c + (static_cast<long long>(row) * p.ldc + (col - odd)));
@@ -93,14 +93,18 @@ HM_DEVICE void store_swapped_column(const Args& p, const float (&d)[NB][4], int 
     }
     return;
   }
-  if (!in) return;
+  // Compiled only where a row may be odd: unrolled over every column and row of a tile, these stores were ~30% of a
+  // wgmma kernel's PTX and ~1 s of its compile (NOTES-wna16 run 39).
+  if constexpr (Cfg::kOddN || !HM_SWAPPED_STORE_PAIRS) {
+    if (!in) return;
 #pragma unroll
-  for (int h = 0; h < NB; ++h)
+    for (int h = 0; h < NB; ++h)
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int row = row0 + 8 * h + e;
-      if (row < p.m) c[static_cast<long long>(row) * p.ldc + col] = arch::pack1(Out{}, d[h][2 * half + e] * s + b);
-    }
+      for (int e = 0; e < 2; ++e) {
+        const int row = row0 + 8 * h + e;
+        if (row < p.m) c[static_cast<long long>(row) * p.ldc + col] = arch::pack1(Out{}, d[h][2 * half + e] * s + b);
+      }
+  }
 }
 
 // Swapped accumulators kept as they are (the wgmma kernel): d[fn][f][h][e] is column 64 (wn FN + fn) + 16 f +

@@ -1,0 +1,71 @@
+"""Outputs with an odd row (N or its row stride odd) on the CPU: the tuner builds the element-by-element stores only
+for an odd N, a kernel built without them refuses such an output before launch, and without them the swapped forms'
+kernels hold no 16-bit global store and compile to less code."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from humming.core import dtypes, presets
+from humming.core.build import compile_many
+from humming.core.problem import GemmProblem
+from humming.devices.nvidia import archs, tuning
+from humming.errors import InvalidInputError
+from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec
+
+W4 = presets.get("gptq_int4").weight
+
+
+def _plan(m: int, n: int, arch: str = "sm_90a"):
+    return tuning.TUNER.plan(GemmProblem(m, n, 4096, W4, dtypes.bf16, dtypes.bf16), archs.capabilities(arch), 132)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("m", [1, 16, 64, 1000])
+def test_the_tuner_compiles_element_stores_for_an_odd_n_only(arch: str, m: int) -> None:
+    assert _plan(m, 4096, arch).spec.odd_n == 0
+    assert _plan(m, 4095, arch).spec.odd_n == 1
+    assert _plan(m, 999, arch).spec.odd_n == 1
+
+
+def test_a_kernel_without_element_stores_refuses_an_odd_output_row_before_launch() -> None:
+    even = _plan(64, 4096).spec
+    even.check_output(4096, 4096)
+    even.check_output(4096, 8192)  # a wider even row stride (a view's) is fine
+    for n, stride in ((4095, 4095), (4096, 4097)):
+        with pytest.raises(InvalidInputError, match=rf"N={n}, row stride {stride}.*odd_n"):
+            even.check_output(n, stride)
+    replace(even, odd_n=1).check_output(4096, 4097)  # the element stores take any row
+
+
+def _nvdisasm() -> str | None:
+    import nvidia
+
+    for root in nvidia.__path__:
+        for found in Path(root).glob("*/bin/nvdisasm"):
+            return str(found)
+    return shutil.which("nvdisasm")
+
+
+def test_without_element_stores_the_wgmma_kernels_hold_no_16_bit_store_and_less_code(tmp_path: Path) -> None:
+    tool = _nvdisasm()
+    if tool is None:
+        pytest.skip("nvdisasm is not installed (pip install nvidia-cuda-nvdisasm)")
+    plans = [_plan(m, n) for m in (64, 1000) for n in (4096, 4095)]
+    assert all(isinstance(p.spec, GemmDenseWgmmaSpec) for p in plans)  # the swapped (wgmma) forms, the wide one too
+    lines = {}
+    for i, (plan, kernel) in enumerate(zip(plans, compile_many([p.spec for p in plans]))):
+        cubin = tmp_path / f"k{i}.cubin"
+        cubin.write_bytes(kernel.binary)
+        sass = subprocess.run([tool, str(cubin)], capture_output=True, check=True).stdout.decode()
+        stores16 = len(re.findall(r"\bSTG\.E\.U16\b", sass))
+        assert (stores16 > 0) == bool(plan.spec.odd_n), f"{plan.spec.describe()}: {stores16} 16-bit stores"
+        lines[plan.problem.m, plan.problem.n] = sass.count("\n")
+    for m in (64, 1000):  # the element stores were about a third of these kernels' SASS (NOTES-wna16 run 39)
+        assert lines[m, 4096] < 0.8 * lines[m, 4095], lines
