@@ -180,10 +180,8 @@ MID_SMEM: tuple[TileRule, ...] = (
     TileRule(_INF, Tile(2, 4, 2, 1, 1, 64, 3, 8, 1), "compute-bound: 128 x 128 tiles"),
 )
 #: Turing (64 KiB per block, no cp.async: the pipeline runs without overlap).
-SMALL_SMEM: tuple[TileRule, ...] = (
-    TileRule(16, Tile(1, 1, 4, 1, 2, 64, 2, 8, 1), "decode"),
-    TileRule(_INF, Tile(2, 2, 2, 1, 1, 64, 2, 8, 1), "64 x 128 tiles"),
-)
+SMALL_SMEM: tuple[TileRule, ...] = (TileRule(16, Tile(1, 1, 4, 1, 2, 64, 2, 8, 1), "decode"),
+                                     TileRule(_INF, Tile(2, 2, 2, 1, 1, 64, 2, 8, 1), "64 x 128 tiles"))
 
 
 def table_for(caps: DeviceCapabilities) -> tuple[TileRule, ...]:
@@ -327,9 +325,8 @@ class DenseTuner:
             raise UnsupportedError(f"{problem.describe()}: groups of {decode.gs or decode.zgs} k fit no stage depth",
                                    missing=["a stage depth the group divides or is a multiple of"],
                                    alternatives=["groups of 16, 32 or a multiple of 64 k"])
-        # the output is [M, N], contiguous (ops.launch checks its row stride against the spec)
-        spec = _fit(kernel.build(caps.target, problem.activation, problem.out, decode, tile, odd_n=problem.n % 2 == 1),
-                    caps)
+        odd = problem.n % 2 == 1  # the output is [M, N], contiguous: ops.launch checks its row stride (check_output)
+        spec = _fit(kernel.build(caps.target, problem.activation, problem.out, decode, tile, odd_n=odd), caps)
         if by_rule:  # what compile refuses (bf16 output on sm_75, unknown smem limit); callers may plan to emulate
             spec.check_supported(caps)
         if spec.tile != tile:
