@@ -3,7 +3,7 @@
 #   run: bash benchmarks/device_batch.sh [steps...]   (carry .whl: ml_dtypes, nvidia-cuda-nvrtc >= 13.5; outputs in $OUT)
 #   the device's copy has no .git: put the commit in the call, HUMMING_COMMIT=<hash> bash benchmarks/device_batch.sh ...,
 #   so that the bench's JSON records it (wna16_report.git_commit)
-# Steps: devices gpu-tests older-targets jit compile-scaling wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
+# Steps: devices gpu-tests older-targets output-rows jit compile-scaling wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
 # m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long a-rows group-cols m1-floor f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 # PLAN_ONLY=1 bash benchmarks/device_batch.sh STEP...: a dry run on a machine without a GPU, before device time goes
@@ -49,6 +49,9 @@ for step in $steps; do
     gpu-tests-26) timeout 300 python3 -m pytest -q -m gpu tests -rs -p no:cacheprovider --ignore=tests/core/test_cache.py \
                  -k "checkpoint or ue8m0 or quantize_linears or encodes_and_decodes or exactly_as_cpu" 2>&1 | tee "$OUT/gpu-tests-26.txt" | tail -25 ;;
     jit) timeout 150 python3 benchmarks/jit_compile.py --json "$OUT/jit_compile_gpu.json" 2>&1 | tee "$OUT/jit.txt" | tail -25 ;;
+    # odd and even N through the kernels with and without element stores (odd_n), without the dense matrix's compile
+    output-rows) timeout 200 python3 -m pytest -q -m gpu tests/gpu/test_output_rows_gpu.py -rs -p no:cacheprovider \
+      2>&1 | tee "$OUT/output-rows.txt" | tail -5 ;;
     # compile_many's threads against worker processes, cold, on a layer's kernels and on six formats' (27 kernels)
     compile-scaling) timeout 300 python3 benchmarks/experiments/compile_scaling.py --json "$OUT/compile-scaling.json" \
       2>&1 | tee "$OUT/compile-scaling.txt" ;;

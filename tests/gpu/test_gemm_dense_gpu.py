@@ -14,7 +14,6 @@ torch = pytest.importorskip("torch")
 from humming.core import dtypes, packing, presets, quantized, reference  # noqa: E402
 from humming.core.formats import Granularity, QuantFormat, ScaleSpec, WeightFormat, ZeroPointSpec  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
-from humming.errors import InvalidInputError  # noqa: E402
 
 if TYPE_CHECKING:
     from humming.core.launcher import CompiledKernel
@@ -308,31 +307,6 @@ def test_one_token_s4_keeps_its_zero_on_the_sums_within_tolerance(act: dtypes.DT
 def test_rows_of_zero_codes_under_nonzero_scales(m: int) -> None:
     plan = _run("s4_g128_bf16", dtypes.bf16, m, (4096, 8192), bias=True, out=dtypes.bf16, zero_code_rows=True)
     assert plan.spec.zero_on_sums() == (m == 1)  # the route this test is about
-
-
-#: M = 1 (one-token decode), 33 (on sm_90a the wgmma kernel), 300 (the wide one): odd N takes the kernels built with
-#: element-by-element stores (odd_n), which every even N leaves out.
-@pytest.mark.parametrize("m", [1, 33, 300])
-@pytest.mark.parametrize("out", [dtypes.f16, dtypes.bf16], ids=str)
-def test_output_dtype_may_differ_from_the_activations_and_odd_n_uses_scalar_stores(out: dtypes.DType, m: int) -> None:
-    plan = _run("s4_g128", dtypes.bf16 if out is dtypes.f16 else dtypes.f16, m, (999, 1152), bias=True, out=out)
-    assert plan.spec.odd_n == 1
-
-
-def test_an_output_with_an_odd_row_stride_is_refused_by_a_kernel_built_for_even_rows() -> None:
-    from humming.ops import launch
-
-    fmt = FORMATS["s4_g128"]
-    gen = torch.Generator(device="cuda")
-    gen.seed()
-    q = _quantize(fmt, 1000, 1024, gen)
-    pw = packing.pack(q, dtypes.bf16)
-    x = torch.randn(33, 1024, device="cuda", generator=gen).to(torch.bfloat16)
-    wide = torch.full((33, 1001), float("nan"), device="cuda", dtype=torch.bfloat16)
-    with pytest.raises(InvalidInputError, match="row stride 1001"):
-        launch(wide[:, :1000], x, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, None, fmt, 1000, 1024)
-    torch.cuda.synchronize()
-    assert wide.isnan().all()  # nothing written
 
 
 #: Leading dims of the activations: M = 10 (decode), M = 300 (on sm_90a the wide kernel, whose tensor map of the
