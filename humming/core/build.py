@@ -292,15 +292,15 @@ def compile_many(specs: Sequence[KernelSpec], *, toolchain: Toolchain | None = N
     bar = progress if progress is not None else Progress(len(unique))
     results: dict[KernelSpec, CompiledKernel] = {}
     failures: list[tuple[KernelSpec, BaseException]] = []
-    # workers hand kernels over through the cache, and load each spec's class by its module
-    foreign = [s for s in unique if not compile_workers.importable(s)] if processes else []
-    if processes and (toolchain is not None or not cache.writable()):
-        raise InvalidInputError("compile_many(processes=True) needs a disk cache it can write and the plugins' "
-                                "toolchains (no toolchain=); use threads instead")
-    elif processes and foreign:
-        raise InvalidInputError(f"compile_many(processes=True): {type(foreign[0]).__qualname__} is defined in the "
-                                "caller's script or a function, which a worker process cannot import; define it in a "
-                                "module, or use threads (processes=False)")
+    if processes:  # workers hand kernels over through the cache, and load each spec's class by its module
+        if toolchain is not None or not cache.writable():
+            raise InvalidInputError("compile_many(processes=True) needs a disk cache it can write and the plugins' "
+                                    "toolchains (no toolchain=); use threads instead")
+        foreign = next((s for s in unique if not compile_workers.importable(s)), None)
+        if foreign is not None:
+            raise InvalidInputError(f"compile_many(processes=True): {type(foreign).__qualname__} is defined in the "
+                                    "caller's script or a function, which a worker process cannot import; define it "
+                                    "in a module, or use threads (processes=False)")
     try:
         if n <= 1:
             for s in unique:
