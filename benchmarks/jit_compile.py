@@ -126,9 +126,15 @@ def _worker(mode: str, kernel: str, arch: str | None) -> dict[str, Any]:
     return out
 
 
+def measuring_env(cache_dir: str) -> dict[str, str]:
+    """The environment of a measuring process: this humming, the cache folder given (empty for a cold compile), no
+    progress bar, and the driver's compute cache off (the module docstring says why)."""
+    return dict(os.environ, HUMMING_CACHE_DIR=cache_dir, HUMMING_PROGRESS="0", CUDA_CACHE_DISABLE="1",
+                PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+
+
 def _run_worker(mode: str, kernel: str, arch: str | None, cache_dir: str) -> dict[str, Any]:
-    env = dict(os.environ, HUMMING_CACHE_DIR=cache_dir, HUMMING_PROGRESS="0", CUDA_CACHE_DISABLE="1",
-               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    env = measuring_env(cache_dir)
     cmd = [sys.executable, __file__, "--worker", mode, "--kernel", kernel] + (["--target", arch] if arch else [])
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1200)
     if done.returncode != 0:

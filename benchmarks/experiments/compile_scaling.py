@@ -22,9 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-LAYER_M = tuple(2**i for i in range(17))
-FORMATS = {"layer": ("gptq_int4",), "formats": ("gptq_int4", "awq_int4", "mxfp4", "nvfp4_w4a16", "fp8_channel_w8a16", "gptq_int8")}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from jit_compile import LAYER_M, measuring_env  # noqa: E402
+
+FORMATS = {"layer": ("gptq_int4",),
+           "formats": ("gptq_int4", "awq_int4", "mxfp4", "nvfp4_w4a16", "fp8_channel_w8a16", "gptq_int8")}
 
 
 def _specs(which: str) -> list[Any]:
@@ -57,10 +59,8 @@ def _worker(which: str, mode: str) -> dict[str, Any]:
 
 def _measure(which: str, mode: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="humming-scaling-") as cache_dir:
-        env = dict(os.environ, HUMMING_CACHE_DIR=cache_dir, HUMMING_PROGRESS="0", CUDA_CACHE_DISABLE="1",
-                   PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-        done = subprocess.run([sys.executable, __file__, "--worker", which, mode], env=env, capture_output=True,
-                              text=True, timeout=1200)
+        done = subprocess.run([sys.executable, __file__, "--worker", which, mode], env=measuring_env(cache_dir),
+                              capture_output=True, text=True, timeout=1200)
     if done.returncode != 0:
         raise RuntimeError(f"{which} {mode} failed: {done.stderr.strip()[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
