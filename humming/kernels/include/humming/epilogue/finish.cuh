@@ -30,7 +30,7 @@
 #define HM_SPREAD_STEPS 5
 #endif
 #define HM_SPREAD_SKIP(step) (HM_SPREAD_STEPS < (step) && epilogue::timing_skip(p))
-// The same for the counter form (finish_shared_tile_by_last, tiles larger than decode ones): 0: the partial's write;
+// The same for the counter form (reduce_shared_tile_by_last, tiles larger than decode ones): 0: the partial's write;
 // 1: and the counter; 2: and the last arrival's reads of the slots; 3: all (the real kernel).
 #ifndef HM_FIXUP_STEPS
 #define HM_FIXUP_STEPS 3
@@ -210,9 +210,8 @@ HM_DEVICE void write_own_slot(const Args& p, const scheduler::StreamK& sk, Acc& 
 // counter. No CTA waits for another, so these launches need no co-residency; their workspace is not the decode
 // form's (humming/ops.py: a plan that is not cooperative gets one of any content).
 template <class Cfg, class Args, class Acc>
-HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::StreamK& sk, Acc& acc, int tile, int mt,
-                                          int nt, long long seg_begin, long long seg_end, int wm, int wn, int wk,
-                                          int lane, float fix) {
+HM_DEVICE bool reduce_shared_tile_by_last(const Args& p, const scheduler::StreamK& sk, Acc& acc, int tile, int mt,
+                                          long long seg_begin, long long seg_end, int wm, int wn, int wk, int lane) {
   const int wmn = wm * Cfg::kWarpN + wn;
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
   __shared__ int s_last;
@@ -220,7 +219,7 @@ HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::Stream
   // The barrier orders the partial's writes before thread 0's release add (arch::atomic_add_acq_rel_gpu); after
   // the second, the whole CTA sees what the earlier adds released.
   Cfg::sync_compute();
-  if constexpr (HM_FIXUP_STEPS < 1) return;
+  if constexpr (HM_FIXUP_STEPS < 1) return false;
   if (threadIdx.x == 0) {
     const int add = static_cast<int>(seg_end - seg_begin);
     s_last = arch::atomic_add_acq_rel_gpu(p.counters + tile, add) + add == sk.k_iters;
@@ -228,7 +227,7 @@ HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::Stream
   Cfg::sync_compute();
   if (!s_last || HM_FIXUP_STEPS < 2) {
     if (threadIdx.x == 0 && s_last) p.counters[tile] = 0;  // timing builds: the next launch starts from zero
-    return;
+    return false;
   }
   if (wk == 0) {
     constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
@@ -246,11 +245,10 @@ HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::Stream
       float sum = 0.0f;  // keeps the reads (timing builds only)
       for_each_quad(acc, [&](float (&c)[4], int) { sum += c[0] + c[1] + c[2] + c[3]; });
       if (sum == 12345.0f) p.counters[tile] = 1;
-    } else {
-      store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
     }
   }
   if (threadIdx.x == 0) p.counters[tile] = 0;
+  return HM_FIXUP_STEPS >= 3;
 }
 
 // Whether a split tile of accumulators Acc is finished by finish_spread: the swapped accumulators that reach
@@ -266,7 +264,7 @@ struct SpreadsSplitTiles<Cfg, mma::SwapAccumulators<FN, NB>> {
 };
 
 // The counter form with the reduction spread over the tile's sharers. Every sharer adds its k-steps to the tile's
-// counter as in finish_shared_tile_by_last; those for which this segment is their CTA's last (the owner of the
+// counter as in reduce_shared_tile_by_last; those for which this segment is their CTA's last (the owner of the
 // tile's first k-step, always, and interior ones: np in all) wait for the count to complete, and participant jp
 // reduces and stores the column groups u = (warp, block, m16 fragment) with u % np == jp: its own partial, kept in
 // registers, plus the other sharers' slots in CTA order (deterministic). Slots hold what other CTAs reduce: all of a
@@ -284,53 +282,62 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
   const int g = blockIdx.x;
   constexpr int R = FN * 4 * NB;
   constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;
-  const int add = static_cast<int>(seg_end - seg_begin);
-  if (HM_SPREAD_SKIP(1)) return;
-  if (seg_end != sk.end(g)) {  // this CTA goes on to its next tile; the participants finish this one
-    write_own_slot<Cfg>(p, sk, acc, seg_begin, wmn, mt, wm, lane);
+  // A whole tile (this CTA ran all its k-steps) is stored by the same loop as one participant with no sharers: the
+  // unrolled store is compiled once, not again in store_tile (26-32% of a W4A16 layer's swapped wgmma kernels' SASS).
+  const bool whole = seg_begin == t0 && seg_end == t0 + sk.k_iters;
+  int g_lo = g, g_hi = g, np = 1, jp = 0, lo_slot = 0;
+  if (!whole) {
+    const int add = static_cast<int>(seg_end - seg_begin);
+    if (HM_SPREAD_SKIP(1)) return;
+    if (seg_end != sk.end(g)) {  // this CTA goes on to its next tile; the participants finish this one
+      write_own_slot<Cfg>(p, sk, acc, seg_begin, wmn, mt, wm, lane);
+      Cfg::sync_compute();  // the slot's writes before thread 0's release add
+      if (threadIdx.x == 0 && !HM_SPREAD_SKIP(2)) arch::atomic_add_acq_rel_gpu(p.counters + tile, add);
+      return;
+    }
+    g_lo = sk.owner(t0);
+    g_hi = sk.owner(t0 + sk.k_iters - 1);
+    const int g_p = sk.end(g_hi) <= t0 + sk.k_iters ? g_hi : g_hi - 1;  // the last participant
+    np = g_p - g_lo + 1;
+    jp = g - g_lo;
+    // A participant's own column groups stay in its registers: only the other participants' go through its slot,
+    // and it reads the other sharers' slots alone (run 16: 1.5-3.8 us faster at M = 64 than all through the slot).
+    // Not write_own_slot with a per-quad filter: that form compiles to more spills (48 / 116 bytes against 36 / 76)
+    // and other SASS than the kernel measured.
+    float4* const mine = reinterpret_cast<float4*>(p.ws) + sk.slot(g, t0) * kSlot + wmn * R * 32 + lane;
+#pragma unroll
+    for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+      for (int f = 0; f < 4; ++f) {
+        if (((wmn * FN + fn) * 4 + f) % np == jp) continue;  // warp-uniform: its own
+#pragma unroll
+        for (int h = 0; h < NB; ++h) {
+          const int r = (fn * 4 + f) * NB + h;
+          const float(&c)[4] = acc.d[fn][f][h];
+          if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) mine[r * 32] = make_float4(c[0], c[1], c[2], c[3]);
+        }
+      }
     Cfg::sync_compute();  // the slot's writes before thread 0's release add
-    if (threadIdx.x == 0 && !HM_SPREAD_SKIP(2)) arch::atomic_add_acq_rel_gpu(p.counters + tile, add);
-    return;
-  }
-  const int g_lo = sk.owner(t0), g_hi = sk.owner(t0 + sk.k_iters - 1);
-  const int g_p = sk.end(g_hi) <= t0 + sk.k_iters ? g_hi : g_hi - 1;  // the last participant
-  const int np = g_p - g_lo + 1, jp = g - g_lo;
-  // A participant's own column groups stay in its registers: only the other participants' go through its slot, and
-  // it reads the other sharers' slots alone (run 16: 1.5-3.8 us faster at M = 64 than all through the slot). Not
-  // write_own_slot with a per-quad filter: that form compiles to more spills (48 / 116 bytes against 36 / 76) and
-  // other SASS than the kernel measured.
-  float4* const mine = reinterpret_cast<float4*>(p.ws) + sk.slot(g, t0) * kSlot + wmn * R * 32 + lane;
-#pragma unroll
-  for (int fn = 0; fn < FN; ++fn)
-#pragma unroll
-    for (int f = 0; f < 4; ++f) {
-      if (((wmn * FN + fn) * 4 + f) % np == jp) continue;  // warp-uniform: its own
-#pragma unroll
-      for (int h = 0; h < NB; ++h) {
-        const int r = (fn * 4 + f) * NB + h;
-        const float(&c)[4] = acc.d[fn][f][h];
-        if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) mine[r * 32] = make_float4(c[0], c[1], c[2], c[3]);
+    if (HM_SPREAD_SKIP(2)) return;
+    if (threadIdx.x == 0) {
+      arch::atomic_add_acq_rel_gpu(p.counters + tile, add);
+      if (!HM_SPREAD_SKIP(3)) {
+        arch::wait_count_acquire_gpu(p.counters + tile, sk.k_iters);
+        if (atomicAdd(p.counters + tile, 1) == sk.k_iters + np - 1) p.counters[tile] = 0;  // the last departure
       }
     }
-  Cfg::sync_compute();  // the slot's writes before thread 0's release add
-  if (HM_SPREAD_SKIP(2)) return;
-  if (threadIdx.x == 0) {
-    arch::atomic_add_acq_rel_gpu(p.counters + tile, add);
-    if (!HM_SPREAD_SKIP(3)) {
-      arch::wait_count_acquire_gpu(p.counters + tile, sk.k_iters);
-      if (atomicAdd(p.counters + tile, 1) == sk.k_iters + np - 1) p.counters[tile] = 0;  // the last departure
-    }
+    Cfg::sync_compute();  // every thread sees the slots thread 0's acquire made visible
+    if (HM_SPREAD_SKIP(4)) return;
+    // StreamK::slot without its range arithmetic (a double multiply and conversion each call, which the loop below
+    // paid a slot): every sharer after g_lo starts its range in this tile (slot 2gg); g_lo's holds t0 or began
+    // earlier.
+    lo_slot = sk.slot(g_lo, t0);
   }
-  Cfg::sync_compute();  // every thread sees the slots thread 0's acquire made visible
-  if (HM_SPREAD_SKIP(4)) return;
   // A column group at a time: the accumulators of the groups this CTA does not store are dead after their writes
   // (one loop over all quads with a per-quad test kept every one live and spilled 120 bytes).
   const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
   const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16 + 2 * (lane & 3);
-  // StreamK::slot without its range arithmetic (a double multiply and conversion each call, which the loop below
-  // paid a slot): every sharer after g_lo starts its range in this tile (slot 2gg); g_lo's holds t0 or began earlier.
-  const int lo_slot = sk.slot(g_lo, t0);
 #pragma unroll
   for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
@@ -399,16 +406,22 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
   if constexpr (Cfg::kWarpK > 1) reduce_k_warps<Cfg>(red_smem, acc, wm * Cfg::kWarpN + wn, wk, lane);
   if constexpr (HM_FINISH_COMPILED < 2) return;
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
+  if constexpr (SpreadsSplitTiles<Cfg, Acc>::value) {  // whole tiles too (finish_spread says why)
+    finish_spread<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, lane, fix);
+    return;
+  } else if constexpr (R > 8) {  // a whole tile and the last sharer's sum through one store, compiled once
+    const bool whole = seg_begin == t0 && seg_end == t0 + sk.k_iters;
+    if (whole || reduce_shared_tile_by_last<Cfg>(p, sk, acc, tile, mt, seg_begin, seg_end, wm, wn, wk, lane)) {
+      if (wk == 0) store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
+    }
+    return;
+  }
   if (seg_begin == t0 && seg_end == t0 + sk.k_iters) {  // this CTA ran the whole tile
     if (wk == 0) store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
     return;
   }
   if constexpr (R <= 8) {
     if (wk == 0) finish_shared_tile_by_first<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, wm, wn, lane, fix);
-  } else if constexpr (SpreadsSplitTiles<Cfg, Acc>::value) {
-    finish_spread<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, lane, fix);
-  } else {
-    finish_shared_tile_by_last<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, wk, lane, fix);
   }
 }
 
