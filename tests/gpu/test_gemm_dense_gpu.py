@@ -267,12 +267,24 @@ def test_split_tiles_leave_the_workspace_as_they_found_it(m: int) -> None:
 # The spread fix-up (epilogue/finish.cuh finish_spread; the wgmma form at M = 17..128 on sm_90): 2048 x 8192 has 4
 # tiles of 512 columns and 128 k-steps, so Stream-K puts ~33 CTAs on each (interior CTAs whose only segment is the
 # middle of a tile finish a share of it) and split-K a few; M = 40 leaves rows of the tile outside M, 100 spans two
-# m tiles. Run twice: the counters must be back at zero for the second launch.
-@pytest.mark.parametrize("schedule", ["stream-k", "split-k"])
+# m tiles. Run twice: the counters must be back at zero for the second launch. Data-parallel: whole tiles only, which
+# take the same store loop as one participant with no sharers.
+@pytest.mark.parametrize("schedule", ["stream-k", "split-k", "data-parallel"])
 @pytest.mark.parametrize("m", [40, 64, 100])
 def test_split_tiles_spread_over_their_sharers_match_the_reference(m: int, schedule: str) -> None:
     for _ in range(2):
         _run("s4_g128", dtypes.bf16, m, (2048, 8192), bias=True, out=dtypes.bf16, schedule=schedule)
+
+
+# The wide wgmma form (M > 128 on sm_90) stores a whole tile and the last sharer's sum of a split one with one store
+# (epilogue/finish.cuh finish_tile): 2048 x 8192 at M = 300 is 32 tiles, data-parallel whole, split-K and Stream-K
+# all split; 8192 x 2048 at M = 1000 is 256 tiles of 32 k-steps on 132 CTAs, Stream-K both in one launch.
+@pytest.mark.parametrize("case", [(300, (2048, 8192), "data-parallel"), (300, (2048, 8192), "split-k"),
+                                  (300, (2048, 8192), "stream-k"), (1000, (8192, 2048), "stream-k")], ids=str)
+def test_wide_tiles_whole_and_split_match_the_reference(case: tuple[int, tuple[int, int], str]) -> None:
+    m, shape, schedule = case
+    for _ in range(2):
+        _run("s4_g128", dtypes.f16, m, shape, bias=True, out=dtypes.f16, schedule=schedule)
 
 
 # bf16 activations with group-scaled float weights at M = 9..16 (and M <= 8 with groups of 16) carry the weights'
