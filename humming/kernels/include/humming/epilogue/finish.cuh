@@ -30,7 +30,7 @@
 #define HM_SPREAD_STEPS 5
 #endif
 #define HM_SPREAD_SKIP(step) (HM_SPREAD_STEPS < (step) && epilogue::timing_skip(p))
-// The same for the counter form (reduce_shared_tile_by_last, tiles larger than decode ones): 0: the partial's write;
+// The same for the counter form (finish_shared_tile_by_last, tiles larger than decode ones): 0: the partial's write;
 // 1: and the counter; 2: and the last arrival's reads of the slots; 3: all (the real kernel).
 #ifndef HM_FIXUP_STEPS
 #define HM_FIXUP_STEPS 3
@@ -210,8 +210,9 @@ HM_DEVICE void write_own_slot(const Args& p, const scheduler::StreamK& sk, Acc& 
 // counter. No CTA waits for another, so these launches need no co-residency; their workspace is not the decode
 // form's (humming/ops.py: a plan that is not cooperative gets one of any content).
 template <class Cfg, class Args, class Acc>
-HM_DEVICE bool reduce_shared_tile_by_last(const Args& p, const scheduler::StreamK& sk, Acc& acc, int tile, int mt,
-                                          long long seg_begin, long long seg_end, int wm, int wn, int wk, int lane) {
+HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::StreamK& sk, Acc& acc, int tile, int mt,
+                                          int nt, long long seg_begin, long long seg_end, int wm, int wn, int wk,
+                                          int lane, float fix) {
   const int wmn = wm * Cfg::kWarpN + wn;
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
   __shared__ int s_last;
@@ -219,7 +220,7 @@ HM_DEVICE bool reduce_shared_tile_by_last(const Args& p, const scheduler::Stream
   // The barrier orders the partial's writes before thread 0's release add (arch::atomic_add_acq_rel_gpu); after
   // the second, the whole CTA sees what the earlier adds released.
   Cfg::sync_compute();
-  if constexpr (HM_FIXUP_STEPS < 1) return false;
+  if constexpr (HM_FIXUP_STEPS < 1) return;
   if (threadIdx.x == 0) {
     const int add = static_cast<int>(seg_end - seg_begin);
     s_last = arch::atomic_add_acq_rel_gpu(p.counters + tile, add) + add == sk.k_iters;
@@ -227,7 +228,7 @@ HM_DEVICE bool reduce_shared_tile_by_last(const Args& p, const scheduler::Stream
   Cfg::sync_compute();
   if (!s_last || HM_FIXUP_STEPS < 2) {
     if (threadIdx.x == 0 && s_last) p.counters[tile] = 0;  // timing builds: the next launch starts from zero
-    return false;
+    return;
   }
   if (wk == 0) {
     constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
@@ -245,10 +246,11 @@ HM_DEVICE bool reduce_shared_tile_by_last(const Args& p, const scheduler::Stream
       float sum = 0.0f;  // keeps the reads (timing builds only)
       for_each_quad(acc, [&](float (&c)[4], int) { sum += c[0] + c[1] + c[2] + c[3]; });
       if (sum == 12345.0f) p.counters[tile] = 1;
+    } else {
+      store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
     }
   }
   if (threadIdx.x == 0) p.counters[tile] = 0;
-  return HM_FIXUP_STEPS >= 3;
 }
 
 // Whether a split tile of accumulators Acc is finished by finish_spread: the swapped accumulators that reach
@@ -264,7 +266,7 @@ struct SpreadsSplitTiles<Cfg, mma::SwapAccumulators<FN, NB>> {
 };
 
 // The counter form with the reduction spread over the tile's sharers. Every sharer adds its k-steps to the tile's
-// counter as in reduce_shared_tile_by_last; those for which this segment is their CTA's last (the owner of the
+// counter as in finish_shared_tile_by_last; those for which this segment is their CTA's last (the owner of the
 // tile's first k-step, always, and interior ones: np in all) wait for the count to complete, and participant jp
 // reduces and stores the column groups u = (warp, block, m16 fragment) with u % np == jp: its own partial, kept in
 // registers, plus the other sharers' slots in CTA order (deterministic). Slots hold what other CTAs reduce: all of a
@@ -409,19 +411,17 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
   if constexpr (SpreadsSplitTiles<Cfg, Acc>::value) {  // whole tiles too (finish_spread says why)
     finish_spread<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, lane, fix);
     return;
-  } else if constexpr (R > 8) {  // a whole tile and the last sharer's sum through one store, compiled once
-    const bool whole = seg_begin == t0 && seg_end == t0 + sk.k_iters;
-    if (whole || reduce_shared_tile_by_last<Cfg>(p, sk, acc, tile, mt, seg_begin, seg_end, wm, wn, wk, lane)) {
-      if (wk == 0) store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
-    }
-    return;
   }
+  // Not so for the counter form: the wide wgmma kernel with one store for a whole tile and the last sharer's sum (3000
+  // fewer SASS lines) ran 1.5-3% slower at M = 1024 (NOTES-wna16 run 40).
   if (seg_begin == t0 && seg_end == t0 + sk.k_iters) {  // this CTA ran the whole tile
     if (wk == 0) store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
     return;
   }
   if constexpr (R <= 8) {
     if (wk == 0) finish_shared_tile_by_first<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, wm, wn, lane, fix);
+  } else {
+    finish_shared_tile_by_last<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, wk, lane, fix);
   }
 }
 
