@@ -276,9 +276,9 @@ def test_split_tiles_spread_over_their_sharers_match_the_reference(m: int, sched
         _run("s4_g128", dtypes.bf16, m, (2048, 8192), bias=True, out=dtypes.bf16, schedule=schedule)
 
 
-# The wide wgmma form (M > 128 on sm_90) stores a whole tile and the last sharer's sum of a split one with one store
-# (epilogue/finish.cuh finish_tile): 2048 x 8192 at M = 300 is 32 tiles, data-parallel whole, split-K and Stream-K
-# all split; 8192 x 2048 at M = 1000 is 256 tiles of 32 k-steps on 132 CTAs, Stream-K both in one launch.
+# The wide wgmma form (M > 128 on sm_90) under each schedule, its tiles whole or finished by the last sharer
+# (epilogue/finish.cuh): 2048 x 8192 at M = 300 is 32 tiles, data-parallel whole, split-K and Stream-K all split;
+# 8192 x 2048 at M = 1000 is 256 tiles of 32 k-steps on 132 CTAs, Stream-K both in one launch.
 @pytest.mark.parametrize("case", [(300, (2048, 8192), "data-parallel"), (300, (2048, 8192), "split-k"),
                                   (300, (2048, 8192), "stream-k"), (1000, (8192, 2048), "stream-k")], ids=str)
 def test_wide_tiles_whole_and_split_match_the_reference(case: tuple[int, tuple[int, int], str]) -> None:
