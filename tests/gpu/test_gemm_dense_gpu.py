@@ -213,8 +213,8 @@ def test_dense_gemm_matches_the_reference(fmt_id: str, act: dtypes.DType, m: int
 SPLIT_K_SHAPE = (8192, 2048)
 
 
-# M = 5 and 9: partial tiles carry only the accumulator quads with a row inside M (epilogue/quads.cuh quad_row); 9 leaves
-# lanes whose first row is inside M and whose second (8 rows on) is not.
+# M = 5 and 9: partial tiles carry only the accumulator quads with a row inside M (epilogue/quads.cuh quad_row);
+# 9 leaves lanes whose first row is inside M and whose second (8 rows on) is not.
 @pytest.mark.parametrize("m", [1, 5, 9, 16])
 @pytest.mark.parametrize("fmt_id", ["s4_g128", "u4_zp_g128", "mxfp4"])
 def test_split_k_decode_matches_the_reference(fmt_id: str, m: int) -> None:

@@ -219,8 +219,9 @@ struct SpreadsSplitTiles<Cfg, mma::SwapAccumulators<FN, NB>> {
 // registers, plus the other sharers' slots in CTA order (deterministic). Slots hold what other CTAs reduce: all of a
 // passing sharer's partial, a participant's other groups. One SM takes slots in at ~40 GB/s (NOTES-wna16 run 15):
 // the last arrival alone read ~8 slots of 128 KB at 8192 x 28672, M = 64, and ran 25 us past the others; spread,
-// the tail is gone (run 16: 89.7 -> 73.7 us there). The last of the np departures resets the counter. Sharers whose segment is their first (and not
-// last) never wait, so a cooperative launch (all CTAs resident) cannot deadlock.
+// the tail is gone (run 16: 89.7 -> 73.7 us there). The last of the np departures resets the counter. Sharers
+// whose segment is their first (and not last) never wait, so a cooperative launch (all CTAs resident) cannot
+// deadlock.
 template <class Cfg, class Args, int FN, int NB>
 HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::SwapAccumulators<FN, NB>& acc, int tile,
                              int mt, int nt, long long seg_begin, long long seg_end, int wm, int wn, int lane,
