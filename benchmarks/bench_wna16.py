@@ -329,7 +329,7 @@ def main() -> None:
     ap.add_argument("--m", default="", help="comma list of M for W4A16 (default: 1, 16, 64, 1024 with --quick, else "
                     f"{', '.join(map(str, W4_MS))}); the shapes stay those of --quick or all five")
     ap.add_argument("--sweep", action="store_true", help="also time tile variants and print the fastest")
-    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--reps", type=int, default=100, help="samples a line, each one replay (ANCHORS: median of 100)")
     ap.add_argument("--flush", default="read", choices=("read", "write"), help="how the L2 is flushed before each sample")
     ap.add_argument("--formats", default="all", help="comma list of format ids, or all")
     ap.add_argument("--json", default="")

@@ -56,14 +56,14 @@ for step in $steps; do
     compile-scaling) timeout 300 python3 benchmarks/experiments/compile_scaling.py --json "$OUT/compile-scaling.json" \
       2>&1 | tee "$OUT/compile-scaling.txt" ;;
     # --chain 8: each line also as one of eight consecutive layers in one graph (the figure a captured decode step sees)
-    wna16) timeout 300 python3 benchmarks/bench_wna16.py --quick --reps 25 --chain 8 --formats "w4a16 s4 g128" \
+    wna16) timeout 300 python3 benchmarks/bench_wna16.py --quick --reps 100 --chain 8 --formats "w4a16 s4 g128" \
              --json "$OUT/wna16.json" 2>&1 | tee "$OUT/wna16.txt" | tail -16 ;;
     # all five shapes of the issue at M = 1..4096 (its M = 64 and M >= 1024 targets name 8192 x 8192 and
     # 4096 x 14336 too, which --quick leaves out)
-    wna16-full) timeout 400 python3 benchmarks/bench_wna16.py --reps 20 --formats "w4a16 s4 g128" --json "$OUT/wna16-full.json" \
+    wna16-full) timeout 400 python3 benchmarks/bench_wna16.py --reps 100 --formats "w4a16 s4 g128" --json "$OUT/wna16-full.json" \
                   2>&1 | tee "$OUT/wna16-full.txt" | tail -56 ;;
     # the issue's M = 64 and M >= 1024 targets: all five shapes, against cuBLAS in the same run
-    wna16-big) timeout 400 python3 benchmarks/bench_wna16.py --reps 20 --m ${BIG_M:-64,256,1024,4096} \
+    wna16-big) timeout 400 python3 benchmarks/bench_wna16.py --reps 100 --m ${BIG_M:-64,256,1024,4096} \
                  --formats "w4a16 s4 g128" --json "$OUT/wna16-big.json" 2>&1 | tee "$OUT/wna16-big.txt" | tail -24 ;;
     # wna16-big with each timed kernel's own output checked against the float64 reference after its replays (its
     # 8192 x 28672 M = 1024 row printed ~585 us twice, under the kernel's own span elsewhere: done work or not?)
@@ -200,7 +200,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     # verify-paths' bench run with each kept quantized tensor watched from its making to its verify (run 23)
     zero-rows-bench) timeout 200 python3 benchmarks/experiments/zero_rows_bench.py --quick --reps 5 --m 1,64 --verify \
                        --no-baselines --formats "w4a16 s4 g128,mxfp4" 2>&1 | tee "$OUT/zero-rows-bench.txt" ;;
-    formats) timeout 250 python3 benchmarks/bench_wna16.py --quick --reps 25 --no-baselines --chain 8 --json "$OUT/formats.json" \
+    formats) timeout 250 python3 benchmarks/bench_wna16.py --quick --reps 100 --no-baselines --chain 8 --json "$OUT/formats.json" \
                --formats "w4a16 u4 zp g128,w8a16 s8 ch,w8a16 e4m3 ch,mxfp4,nvfp4" 2>&1 | tee "$OUT/formats.txt" | tail -32 ;;
     check) timeout 300 $CHECK 2>&1 | tee "$OUT/check.txt" | tail -3 ;;
     ncu) bash benchmarks/ncu_wna16.sh s4_m1 --m 1 2>&1 | tee "$OUT/ncu.txt" | tail -40

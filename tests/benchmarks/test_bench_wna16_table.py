@@ -96,7 +96,7 @@ def bench(monkeypatch, tmp_path):
 
 
 # the formats step's own arguments (device_batch.sh), one format, M = 1 and 64
-FORMATS_STEP = ("--quick", "--m", "1,64", "--reps", "25", "--no-baselines", "--chain", "8", "--formats", "w4a16 s4 g128")
+FORMATS_STEP = ("--quick", "--m", "1,64", "--reps", "100", "--no-baselines", "--chain", "8", "--formats", "w4a16 s4 g128")
 
 
 def _rows(out: str) -> list[str]:
@@ -145,7 +145,7 @@ def test_a_case_whose_plan_fails_to_launch_stays_in_the_table_and_the_json(bench
 def test_the_json_says_which_device_and_how_it_was_timed(bench) -> None:
     data, _ = bench(*FORMATS_STEP)
     assert data["device"] == "FAKE GPU (CPU test)"
-    assert (data["reps"], data["flush"], data["chain"]) == (25, "read", 8)
+    assert (data["reps"], data["flush"], data["chain"]) == (100, "read", 8)
     assert "commit" in data and "torch" in data and data["argv"][:2] == ["--quick", "--m"]
 
 
