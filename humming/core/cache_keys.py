@@ -111,6 +111,13 @@ def scan_headers(source: str, *, main_dir: Path | None, include_dirs: Sequence[P
     absent: dict[str, None] = {}
     missing: set[str] = set()
     seen: set[tuple[str, str]] = set()
+    real: dict[str, str] = {}  # os.path.realpath once a path a scan: a closure reaches each header and folder often
+
+    def realpath(path: str) -> str:
+        if path not in real:
+            real[path] = os.path.realpath(path)
+        return real[path]
+
     todo: list[tuple[tuple[tuple[str, str], ...], str | None]] = [(top, here), (pre, cwd)]
     while todo:
         includes, where = todo.pop()
@@ -120,7 +127,7 @@ def scan_headers(source: str, *, main_dir: Path | None, include_dirs: Sequence[P
                 missing.add(name)
                 continue
             # One file reached through two folders may resolve its own quoted includes differently in each.
-            state = (os.path.realpath(path), os.path.realpath(os.path.dirname(path)))
+            state = (realpath(path), realpath(os.path.dirname(path)))
             if state in seen:
                 continue
             seen.add(state)
