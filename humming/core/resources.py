@@ -273,9 +273,11 @@ def parse_ptxas_log(log: str) -> dict[str, dict[str, int]]:
     return out
 
 
-def kernel_resources(binary: bytes, function: str, log: str = "") -> KernelResources:
-    """The resource report of ``function`` in ``binary``; ptxas's log (when given) adds spills and static smem."""
-    image = parse_elf(binary)
+def kernel_resources(binary: bytes, function: str, log: str = "", *, image: ElfImage | None = None) -> KernelResources:
+    """The resource report of ``function`` in ``binary``; ptxas's log (when given) adds spills and static smem.
+    ``image``: ``binary`` already parsed (parse_elf), which a caller that reads it twice passes."""
+    if image is None:
+        image = parse_elf(binary)
     elf = _elf_resources(image, function)
     ptx: Mapping[str, int] = parse_ptxas_log(log).get(function, {})
     stack = ptx.get("stack_frame", elf.get("frame"))

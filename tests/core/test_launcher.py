@@ -83,6 +83,21 @@ def test_exports_and_the_parameter_layout_come_from_the_cubin():
         kernel_resources(kernel.binary, "nope")
 
 
+def test_a_kernels_binary_is_parsed_once_for_its_exports_and_resources(monkeypatch):
+    from humming.core import launcher, resources
+
+    kernel = compile_spec(ToyAxpySpec(target=SM90, vec=4, block=256), toolchain=toolchain_for(SM90))
+    fresh = launcher.CompiledKernel(key=kernel.key, binary=kernel.binary, target=kernel.target,
+                                    function=kernel.function, log=kernel.log)
+    exports, res = kernel.exports, kernel.resources
+    parsed = []
+    real = resources.parse_elf
+    monkeypatch.setattr(resources, "parse_elf", lambda b: parsed.append(len(b)) or real(b))
+    monkeypatch.setattr(launcher, "parse_elf", lambda b: parsed.append(len(b)) or real(b))
+    assert fresh.exports == exports and fresh.resources == res
+    assert parsed == [len(kernel.binary)]
+
+
 class FakeTensor:
     def __init__(self, address: int, is_cuda: bool = True) -> None:
         self.address, self.is_cuda, self.device = address, is_cuda, "cuda:0" if is_cuda else "cpu"
