@@ -4,6 +4,8 @@ offsets, and every driver call a launch makes is checked against a recording dri
 from __future__ import annotations
 
 import ctypes
+import gc
+import statistics
 import struct
 import time
 from typing import Any
@@ -320,11 +322,17 @@ def test_the_host_side_of_a_launch_is_a_few_microseconds(driven):
     args = (FakeTensor(16), FakeTensor(32), FakeTensor(48), 1.0, 10)
     kernel.launch(8, 128, 0, args)  # loads
     drv._answer = lambda name, args: (0,)  # from here a driver that answers at once
-    n = 2000
-    start = time.perf_counter()
-    for _ in range(n):
-        kernel.launch(8, 128, 0, args)
-    per_call_us = (time.perf_counter() - start) / n * 1e6
+    # Run alone, the process still owes a full garbage collection of what importing torch made (~100 ms): it fell
+    # inside the timed loop and read 50-65 us a launch (gc.freeze() before it: a pass). Collected first, and the
+    # median of five batches, so that a collection's pause is not charged to the launch.
+    gc.collect()
+    batches = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(400):
+            kernel.launch(8, 128, 0, args)
+        batches.append((time.perf_counter() - start) / 400 * 1e6)
+    per_call_us = statistics.median(batches)
     assert per_call_us < 25, f"{per_call_us:.1f} us of Python per launch"  # loose: CI machines vary
 
 
