@@ -111,7 +111,7 @@ def scan_headers(source: str, *, main_dir: Path | None, include_dirs: Sequence[P
     absent: dict[str, None] = {}
     missing: set[str] = set()
     seen: set[tuple[str, str]] = set()
-    real: dict[str, str] = {}  # os.path.realpath once a path a scan: a closure reaches each header and folder often
+    real: dict[str, str] = {}  # each path's realpath once a scan: the closure reaches most headers and folders often
 
     def realpath(path: str) -> str:
         if path not in real:

@@ -86,7 +86,7 @@ def test_exports_and_the_parameter_layout_come_from_the_cubin():
 
 
 def test_a_kernels_binary_is_parsed_once_for_its_exports_and_resources(monkeypatch):
-    from humming.core import launcher, resources
+    from humming.core import resources
 
     kernel = compile_spec(ToyAxpySpec(target=SM90, vec=4, block=256), toolchain=toolchain_for(SM90))
     fresh = launcher.CompiledKernel(key=kernel.key, binary=kernel.binary, target=kernel.target,
