@@ -282,7 +282,8 @@ def compile_many(specs: Sequence[KernelSpec], *, toolchain: Toolchain | None = N
     (a compiler crash) fails only its spec, where in a thread it would take the caller down.
     Threads are the default: with the driver's compute cache off, a W4A16 layer's 5 kernels compiled cold
     in 3.93 s in 5 threads against 4.54 s in 5 worker processes on a 16-core H100 host, and 5.83 s against 5.74 s
-    on 2 cores (benchmarks/RESULTS.md, 2026-12-06): both wait on the slowest kernel, and processes add their start.
+    on 2 cores; six formats' 27 kernels on 16 cores in 5.97-6.99 s against 7.75-7.87 s (benchmarks/RESULTS.md,
+    2026-12-06, compile_scaling): sets wait on their slowest kernel, and processes add their start.
     (The 2026-12-02 figure that had made processes the default was served by that cache.)
 
     :raises CompileError: after every spec has been tried, for the first that failed (the message says how many).
