@@ -94,8 +94,13 @@ def test_a_kernels_binary_is_parsed_once_for_its_exports_and_resources(monkeypat
     exports, res = kernel.exports, kernel.resources
     parsed = []
     real = resources.parse_elf
-    monkeypatch.setattr(resources, "parse_elf", lambda b: parsed.append(len(b)) or real(b))
-    monkeypatch.setattr(launcher, "parse_elf", lambda b: parsed.append(len(b)) or real(b))
+
+    def counted(binary: bytes):
+        parsed.append(len(binary))
+        return real(binary)
+
+    monkeypatch.setattr(resources, "parse_elf", counted)
+    monkeypatch.setattr(launcher, "parse_elf", counted)
     assert fresh.exports == exports and fresh.resources == res
     assert parsed == [len(kernel.binary)]
 
