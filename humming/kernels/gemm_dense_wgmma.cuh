@@ -64,12 +64,18 @@ constexpr int kWgmmaProducerRegs = 56;
 constexpr int kWideProducerRegs = 104;
 
 // gemm_dense's configuration with stages laid out on 1024-byte boundaries, plus the alignment slack.
-template <class Base, int PRODUCER_REGS = kWgmmaProducerRegs>
+// STAGED_STORE: the four-fragment form, whose spread finish (epilogue/finish.cuh, wgmma N >= 32) stores through
+// a staging buffer for each compute warp after the stages (the k-warp reduction's place, which no wgmma form has).
+template <class Base, int PRODUCER_REGS = kWgmmaProducerRegs, bool STAGED_STORE = true>
 struct WgmmaConfig : Base {
   using BaseStage = typename Base::Stage;
   using Stage = memory::StageLayout<Base::kBM, Base::kBN, Base::kBK, Base::kWBits, BaseStage::kSRows,
                                     BaseStage::kSBytes, BaseStage::kZRows, kWgmmaSmemAlign>;
-  static constexpr int kSmemBytes = Base::kStages * Stage::kBytes + Base::kBarrierBytes + kWgmmaSmemAlign;
+  static_assert(Base::kRedBytes == 0, "no k-warps in the wgmma forms");
+  static constexpr int kRedBytes =
+      STAGED_STORE && Base::kFragM > 1 ? Base::kWarps * epilogue::kStagedGroupBytes<Base::kFragM * 2> : 0;
+  static constexpr int kSmemBytes =
+      Base::kStages * Stage::kBytes + kRedBytes + Base::kBarrierBytes + kWgmmaSmemAlign;
 
   // The producer form takes a whole warpgroup (setmaxnreg works on warpgroups): its four warps share the copies
   // (one warp alone cannot issue a large stage in time) and give registers back for the compute warpgroups'
@@ -107,7 +113,7 @@ struct WordPreload {
 
 // The wide form's configuration: its producer keeps kWideProducerRegs.
 template <class Base>
-struct WgmmaWideConfig : WgmmaConfig<Base, kWideProducerRegs> {};
+struct WgmmaWideConfig : WgmmaConfig<Base, kWideProducerRegs, false> {};
 
 // The wide form with the activation tile copied by TMA (memory/tma.cuh): one producer thread issues it.
 template <class Base>

@@ -108,10 +108,19 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
         return _wgmma_requirement(act, TOKENS_PER_WARPGROUP)
 
     def smem_bytes(self) -> int:
-        # gemm_dense's stage rounded up to the 1024-byte atoms, its barriers, and the run-time alignment slack.
+        # gemm_dense's stage rounded up to the 1024-byte atoms, the output staging, its barriers, and the run-time
+        # alignment slack.
         barriers = self.barrier_bytes()
         per_stage = (super().smem_bytes() - barriers) // self.stages
-        return self.stages * (-(-per_stage // SMEM_ALIGN) * SMEM_ALIGN) + barriers + SMEM_ALIGN
+        return (self.stages * (-(-per_stage // SMEM_ALIGN) * SMEM_ALIGN) + self.store_staging_bytes() + barriers
+                + SMEM_ALIGN)
+
+    def store_staging_bytes(self) -> int:
+        """Shared memory the spread finish stores through (WgmmaConfig::kRedBytes): 32 rows of a 16-column group,
+        32 bytes a row, for each compute warp (epilogue/store.cuh kStagedGroupBytes); none where split tiles are not
+        spread."""
+        t = self.tile
+        return t.warp_m * t.warp_n * min(16 * t.frag_m, 32) * 32 if self.spreads_split_tiles() else 0
 
     def exports(self) -> dict[str, str]:
         cfg = f"{self.config_template}<humming::GemmDenseConfig<{self.cpp_args()}>>"

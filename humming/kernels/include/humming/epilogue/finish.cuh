@@ -222,11 +222,13 @@ struct SpreadsSplitTiles<Cfg, mma::SwapAccumulators<FN, NB>> {
 // the tail is gone (run 16: 89.7 -> 73.7 us there). The last of the np departures resets the counter. Sharers
 // whose segment is their first (and not last) never wait, so a cooperative launch (all CTAs resident) cannot
 // deadlock.
+// The tile's stores go through each warp's kStagedGroupBytes of `staging` (store_swapped_group_staged).
 template <class Cfg, class Args, int FN, int NB>
-HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::SwapAccumulators<FN, NB>& acc, int tile,
-                             int mt, int nt, long long seg_begin, long long seg_end, int wm, int wn, int lane,
-                             float fix) {
+HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, char* staging,
+                             mma::SwapAccumulators<FN, NB>& acc, int tile, int mt, int nt, long long seg_begin,
+                             long long seg_end, int wm, int wn, int lane, float fix) {
   static_assert(Cfg::kWarpK == 1, "no k-warp reduction before the slot's write");
+  static_assert(Cfg::kRedBytes >= Cfg::kWarps * kStagedGroupBytes<NB>, "a staging buffer for every warp");
   const int wmn = wm * Cfg::kWarpN + wn;
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
   const int g = blockIdx.x;
@@ -287,7 +289,8 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
   // (one loop over all quads with a per-quad test kept every one live and spilled 120 bytes).
   const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
-  const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16 + 2 * (lane & 3);
+  const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16;
+  const u32 buf = arch::smem_u32(staging) + wmn * kStagedGroupBytes<NB>;
 #pragma unroll
   for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
@@ -328,10 +331,7 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, mma::S
           if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) add4(d[h], arch::ldcg_f4(from + r * 32));
         }
       }
-#pragma unroll
-      for (int half = 0; half < 2; ++half)
-        store_swapped_column<Cfg>(p, d, half, nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * f + (lane >> 2) + 8 * half,
-                                  row0, gs);
+      store_swapped_group_staged<Cfg>(p, d, nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * f, row0, gs, buf, lane);
     }
 }
 
@@ -357,7 +357,7 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
   if constexpr (HM_FINISH_COMPILED < 2) return;
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
   if constexpr (SpreadsSplitTiles<Cfg, Acc>::value) {  // whole tiles too (finish_spread says why)
-    finish_spread<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, lane, fix);
+    finish_spread<Cfg>(p, sk, red_smem, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, lane, fix);
     return;
   }
   // Not so for the counter form: the wide wgmma kernel with one store for a whole tile and the last sharer's sum (3000

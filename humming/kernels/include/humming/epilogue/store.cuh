@@ -107,6 +107,77 @@ HM_DEVICE void store_swapped_column(const Args& p, const float (&d)[NB][4], int 
   }
 }
 
+// n8 row blocks of a 16-column group that store_swapped_group_staged stages at a time, and the shared memory a
+// warp stages them in (32-byte rows): 32 rows, 1 KiB a warp, so that the buffer costs no tile a pipeline stage
+// (2 KiB a warp cost u8 with zero points its fifth 43 KiB stage at M = 33..128 on sm_90a).
+template <int NB>
+constexpr int kStagedBlocks = NB < 4 ? NB : 4;
+template <int NB>
+constexpr int kStagedGroupBytes = 8 * kStagedBlocks<NB> * 32;
+
+// One 16-column group of the swapped accumulators, d[h][e] = column col0 + g + 8 (e / 2), row row0 + 8 h + 2 t +
+// (e % 2) (a wgmma D fragment), stored through `buf`, the warp's kStagedGroupBytes<NB> of shared memory (16-byte
+// aligned), kStagedBlocks row blocks at a time: stmatrix.trans turns each lane's column pairs into rows of 16
+// output elements (32 bytes a token row), and each lane then writes 16-byte chunks of whole rows. Against
+// store_swapped_column's pair per shuffle, bounds test and 64-bit address, that is NB / 2 stmatrix and NB / 2
+// chunk stores a lane. Rows past M are not written; a group past N, or an output whose rows are not 16-byte
+// aligned, goes element by element from the buffer (any N and row stride: no odd-N form is compiled). Every lane
+// of the warp calls this (stmatrix and __syncwarp are warp-wide).
+template <class Cfg, class Args, int NB>
+HM_DEVICE void store_swapped_group_staged(const Args& p, const float (&d)[NB][4], int col0, int row0, float gs,
+                                          u32 buf, int lane) {
+  constexpr int PB = kStagedBlocks<NB>;
+  static_assert(PB % 2 == 0 && NB % PB == 0, "stmatrix.x4 takes two n8 row blocks");
+  using Out = typename Cfg::Out;
+  const unsigned short* bias = static_cast<const unsigned short*>(p.bias);
+  unsigned short* c = static_cast<unsigned short*>(p.c);
+  float s[2], b[2];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int col = col0 + (lane >> 2) + 8 * half;
+    const bool in = col < p.n;
+    s[half] = in && p.chscale != nullptr ? gs * __ldg(p.chscale + col) : gs;
+    b[half] = in && bias != nullptr ? arch::to_f32(Out{}, bias[col]) : 0.0f;
+  }
+  const bool chunks = ((p.ldc & 7) == 0) && (reinterpret_cast<unsigned long long>(c) & 15) == 0 && col0 + 16 <= p.n;
+  // Matrix i of an x4 is row block h + i / 2, columns 8 (i % 2) of the group: lane 8i + j addresses its row j.
+  const u32 at = buf + ((lane >> 4) * 8 + (lane & 7)) * 32 + ((lane >> 3) & 1) * 16;
+#pragma unroll
+  for (int h0 = 0; h0 < NB; h0 += PB) {
+#pragma unroll
+    for (int h = h0; h < h0 + PB; h += 2) {
+      u32 r[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float(&q)[4] = d[h + i / 2];
+        const int half = i % 2;
+        r[i] = arch::pack2(Out{}, q[2 * half] * s[half] + b[half], q[2 * half + 1] * s[half] + b[half]);
+      }
+      arch::stmatrix_x4_trans(at + (h - h0) * 8 * 32, r);
+    }
+    __syncwarp();
+    const int rows = row0 + 8 * h0;
+    if (chunks) {  // chunk k (16 bytes) is row k / 2, columns 8 (k % 2): a warp writes 16 rows' 512 bytes at once
+#pragma unroll
+      for (int i = 0; i < PB / 2; ++i) {
+        const int k = 32 * i + lane;
+        const int row = rows + (k >> 1);
+        if (row < p.m) {
+          *reinterpret_cast<uint4*>(c + static_cast<long long>(row) * p.ldc + col0 + 8 * (k & 1)) =
+              arch::lds128(buf + 16 * k);
+        }
+      }
+    } else {
+#pragma unroll 1
+      for (int k = lane; k < 8 * PB * 16; k += 32) {
+        const int row = rows + (k >> 4), col = col0 + (k & 15);
+        if (row < p.m && col < p.n) c[static_cast<long long>(row) * p.ldc + col] = arch::lds16(buf + 2 * k);
+      }
+    }
+    __syncwarp();  // the reads before the buffer's next writes
+  }
+}
+
 // Swapped accumulators kept as they are (the wgmma kernel): d[fn][f][h][e] is column 64 (wn FN + fn) + 16 f +
 // g + 8 (e / 2) and row 8 h + 2 t + (e % 2) of the warp's 16 FRAG_M rows.
 template <class Cfg, class Args, int FN, int NB>

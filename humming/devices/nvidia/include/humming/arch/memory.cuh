@@ -1,4 +1,5 @@
-// humming/arch/memory.cuh -- NVIDIA arch layer: asynchronous global->shared copies, ldmatrix, L2 cache policies.
+// humming/arch/memory.cuh -- NVIDIA arch layer: asynchronous global->shared copies, ldmatrix / stmatrix, L2 cache
+// policies.
 //
 // cp.async (PTX ISA 9.7.9.25, sm_80+) with an L2 cache-policy operand made by createpolicy (9.7.9.18, sm_80+).
 // sm_75 has neither: the copy becomes a synchronous 16-byte load and store, and the group operations do
@@ -82,6 +83,23 @@ HM_DEVICE void cp_async_wait() {
 HM_DEVICE void ldmatrix_x4(u32 (&r)[4], u32 addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+// Four 8x8 b16 matrices to shared memory, each transposed (PTX stmatrix, ISA 7.8, sm_90+): lane 4r + w holds
+// word w (elements 2w, 2w + 1) of row r of matrix i in r[i], as an mma fragment does, and lane 8i + j gives the
+// 16-byte address that receives column j of matrix i. A template so that targets without the instruction compile
+// this header, and refuse only a kernel that calls it.
+template <int kArch = HM_ARCH>
+HM_DEVICE void stmatrix_x4_trans(u32 addr, const u32 (&r)[4]) {
+  static_assert(kArch >= 900, "stmatrix needs sm_90");
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};\n"
+               ::"r"(addr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory");
+}
+
+HM_DEVICE u16 lds16(u32 addr) {
+  u16 v;
+  asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(v) : "r"(addr));
+  return v;
 }
 
 HM_DEVICE uint4 lds128(u32 addr) {
