@@ -88,9 +88,10 @@ struct GemmDenseConfig {
   // skip the other columns' partial sums (dequant/group_terms.cuh); wrong for M > 1, which the twin refuses.
   static constexpr bool kOneToken = ONE_TOKEN_ != 0;
   static_assert(!kOneToken || SWAP_N8_ == 1, "one token needs swapped operands with one n8 fragment of M");
-  // Whether an output row may hold an odd count of elements (N or the row stride odd): only then do the swapped
-  // forms compile their element-by-element store (epilogue/store.cuh; the twin's odd_n). The mma.sync store keeps
-  // its small run-time choice either way (its SASS is unchanged).
+  // Whether an output row may hold an odd count of elements (N or the row stride odd): only then does the wgmma
+  // N = 16 form compile its element-by-element store (epilogue/store.cuh store_swapped_column; the twin's odd_n).
+  // The mma.sync store keeps its small run-time choice either way, and the staged stores (the other wgmma forms)
+  // take any row.
   static constexpr bool kOddN = ODD_N_ != 0;
   static constexpr int kWarps = kWarpM * kWarpN * kWarpK;
   static constexpr int kThreads = 32 * kWarps;

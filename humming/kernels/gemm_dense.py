@@ -262,8 +262,8 @@ class GemmDenseSpec(KernelSpec):
                                "alone, the only column stored; 0: every column the tile holds")
     odd_n: int = param(default=1, allowed=(0, 1),
                        doc="1: N or the output's row stride may be odd (such rows are stored element by element); "
-                           "0: both even, and the swapped forms' element stores are not compiled (a wgmma kernel "
-                           "compiles ~1 s faster); check_output refuses an odd row then")
+                           "0: both even, and the wgmma N = 16 form's element stores are not compiled (the forms "
+                           "with a staged store take any row either way); check_output refuses an odd row then")
 
     @classmethod
     def build(cls, target: Target, act: DType, out: DType, decode: DecodeParams, tile: Tile, *,

@@ -64,16 +64,17 @@ constexpr int kWgmmaProducerRegs = 56;
 constexpr int kWideProducerRegs = 104;
 
 // gemm_dense's configuration with stages laid out on 1024-byte boundaries, plus the alignment slack.
-// STAGED_STORE: the four-fragment form, whose spread finish (epilogue/finish.cuh, wgmma N >= 32) stores through
-// a staging buffer for each compute warp after the stages (the k-warp reduction's place, which no wgmma form has).
-template <class Base, int PRODUCER_REGS = kWgmmaProducerRegs, bool STAGED_STORE = true>
+// STAGED_BLOCKS: n8 row blocks a pass of the tile's store through a staging buffer for each compute warp
+// (epilogue/store.cuh store_swapped_group_staged), after the stages (the k-warp reduction's place, which no wgmma
+// form has); 0: stored directly. The four-fragment form's spread finish (wgmma N >= 32) takes 4, the wide form 1.
+template <class Base, int PRODUCER_REGS = kWgmmaProducerRegs, int STAGED_BLOCKS = (Base::kFragM > 1 ? 4 : 0)>
 struct WgmmaConfig : Base {
   using BaseStage = typename Base::Stage;
   using Stage = memory::StageLayout<Base::kBM, Base::kBN, Base::kBK, Base::kWBits, BaseStage::kSRows,
                                     BaseStage::kSBytes, BaseStage::kZRows, kWgmmaSmemAlign>;
   static_assert(Base::kRedBytes == 0, "no k-warps in the wgmma forms");
-  static constexpr int kRedBytes =
-      STAGED_STORE && Base::kFragM > 1 ? Base::kWarps * epilogue::kStagedGroupBytes<Base::kFragM * 2> : 0;
+  static constexpr int kStagedBlocks = STAGED_BLOCKS;
+  static constexpr int kRedBytes = Base::kWarps * epilogue::kStagedGroupBytes<STAGED_BLOCKS>;
   static constexpr int kSmemBytes =
       Base::kStages * Stage::kBytes + kRedBytes + Base::kBarrierBytes + kWgmmaSmemAlign;
 
@@ -113,7 +114,7 @@ struct WordPreload {
 
 // The wide form's configuration: its producer keeps kWideProducerRegs.
 template <class Base>
-struct WgmmaWideConfig : WgmmaConfig<Base, kWideProducerRegs, false> {};
+struct WgmmaWideConfig : WgmmaConfig<Base, kWideProducerRegs, 1> {};
 
 // The wide form with the activation tile copied by TMA (memory/tma.cuh): one producer thread issues it.
 template <class Base>

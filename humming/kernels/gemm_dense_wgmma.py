@@ -116,11 +116,18 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
                 + SMEM_ALIGN)
 
     def store_staging_bytes(self) -> int:
-        """Shared memory the spread finish stores through (WgmmaConfig::kRedBytes): 32 rows of a 16-column group,
-        32 bytes a row, for each compute warp (epilogue/store.cuh kStagedGroupBytes); none where split tiles are not
-        spread."""
+        """Shared memory the tile's store goes through (WgmmaConfig::kRedBytes): for each compute warp, 8 rows of a
+        16-column group a staged row block, 32 bytes a row (epilogue/store.cuh kStagedGroupBytes)."""
+        return self.compute_warps() * 8 * self.staged_blocks() * 32
+
+    def staged_blocks(self) -> int:
+        """n8 row blocks a pass of the staged store (WgmmaConfig's STAGED_BLOCKS): 4 where the spread finish stores
+        (wgmma N >= 32), none for N = 16 (stored directly)."""
+        return 4 if self.spreads_split_tiles() else 0
+
+    def compute_warps(self) -> int:
         t = self.tile
-        return t.warp_m * t.warp_n * min(16 * t.frag_m, 32) * 32 if self.spreads_split_tiles() else 0
+        return t.warp_m * t.warp_n * t.warp_k
 
     def exports(self) -> dict[str, str]:
         cfg = f"{self.config_template}<humming::GemmDenseConfig<{self.cpp_args()}>>"
@@ -150,6 +157,9 @@ class GemmDenseWgmmaWideSpec(GemmDenseWgmmaSpec):
     config_template = "humming::WgmmaWideConfig"
     kernel_struct = "humming::GemmDenseWgmmaWide"
     finishes_swapped_tiles = False  # its fragment accumulators go by the last arrival
+
+    def staged_blocks(self) -> int:
+        return 1  # one row block a pass (WgmmaWideConfig): the TMA tile's six stages leave 2.8 KiB
 
     def check(self) -> None:
         GemmDenseSpec.check(self)

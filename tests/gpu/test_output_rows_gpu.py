@@ -47,11 +47,11 @@ def test_an_even_n_takes_the_kernels_without_element_stores(m: int) -> None:
     assert plan.spec.odd_n == 0
 
 
-#: The swapped wgmma form (M = 33 and 64 on sm_90a) stores 16-column groups through shared memory and writes 16-byte
-#: chunks of whole rows when the output's rows allow them; a view whose rows start off a 16-byte boundary (an even
-#: row stride that is not a multiple of 8, and a 4-byte offset) takes its element-by-element path. Either way the
-#: columns beside the view stay untouched.
-@pytest.mark.parametrize("m", [33, 64])
+#: The wgmma forms (on sm_90a M = 33 and 64 the four-fragment one, 300 the wide one) store 16-column groups through
+#: shared memory and write 16- or 8-byte chunks of whole rows when the output's rows allow them; a view whose rows
+#: start off those boundaries (an even row stride that is not a multiple of 4, and a 4-byte offset) takes their
+#: element-by-element path. Either way the columns beside the view stay untouched.
+@pytest.mark.parametrize("m", [33, 64, 300])
 @pytest.mark.parametrize("offset, width", [(8, 1040), (2, 1030)], ids=["aligned-rows", "unaligned-rows"])
 def test_an_output_view_is_written_inside_its_columns_alone(m: int, offset: int, width: int) -> None:
     from humming.core import reference
@@ -69,8 +69,8 @@ def test_an_output_view_is_written_inside_its_columns_alone(m: int, offset: int,
     view = buf[:, offset:offset + n]
     plan = launch(view, x, pw.data, pw.scales, pw.zeros, pw.chscale, pw.gscale, bias, fmt, n, k)
     torch.cuda.synchronize()
-    if torch.cuda.get_device_capability() == (9, 0):  # sm_90a plans these M on the staged store's form
-        assert plan.spec.spreads_split_tiles(), plan.spec.describe()
+    if torch.cuda.get_device_capability() == (9, 0):  # sm_90a plans these M on the staged stores' forms
+        assert plan.spec.staged_blocks() > 0, plan.spec.describe()
     assert buf[:, :offset].isnan().all() and buf[:, offset + n:].isnan().all(), "written outside the view"
     assert not view.isnan().any(), f"seed {gen.initial_seed()}: {int(view.isnan().sum())} outputs never written"
     reference.check_gemm(view, x, q, bias)

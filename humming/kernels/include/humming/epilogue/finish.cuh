@@ -99,8 +99,9 @@ HM_DEVICE bool has_sentinel(const float4& v) {
 // L2 at the end of a launch that all CTAs finish together. The wait needs every sharer resident: the tuner's plans
 // for these tiles are cooperative launches, which the driver refuses rather than hang when they do not fit.
 template <class Cfg, class Args, class Acc>
-HM_DEVICE void finish_shared_tile_by_first(const Args& p, const scheduler::StreamK& sk, Acc& acc, int tile, int mt,
-                                           int nt, long long seg_begin, int wm, int wn, int lane, float fix) {
+HM_DEVICE void finish_shared_tile_by_first(const Args& p, const scheduler::StreamK& sk, char* staging, Acc& acc,
+                                           int tile, int mt, int nt, long long seg_begin, int wm, int wn, int lane,
+                                           float fix) {
   constexpr int R = Cfg::kFragM * Cfg::kFragN * 8;
   static_assert(R <= 8, "a lane's quads of every sharer in registers at once");
   constexpr long long kSlot = Cfg::kBM * Cfg::kBN / 4;  // float4s a slot
@@ -134,7 +135,7 @@ HM_DEVICE void finish_shared_tile_by_first(const Args& p, const scheduler::Strea
       }
     });
   }
-  store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
+  store_tile<Cfg>(p, acc, staging, mt, nt, wm, wn, lane, fix);
 }
 
 // The counter forms' first step: this CTA's partial of its segment starting at seg_begin goes to its slot, 2g for
@@ -157,9 +158,9 @@ HM_DEVICE void write_own_slot(const Args& p, const scheduler::StreamK& sk, Acc& 
 // counter. No CTA waits for another, so these launches need no co-residency; their workspace is not the decode
 // form's (humming/ops.py: a plan that is not cooperative gets one of any content).
 template <class Cfg, class Args, class Acc>
-HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::StreamK& sk, Acc& acc, int tile, int mt,
-                                          int nt, long long seg_begin, long long seg_end, int wm, int wn, int wk,
-                                          int lane, float fix) {
+HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::StreamK& sk, char* staging, Acc& acc,
+                                          int tile, int mt, int nt, long long seg_begin, long long seg_end, int wm,
+                                          int wn, int wk, int lane, float fix) {
   const int wmn = wm * Cfg::kWarpN + wn;
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
   __shared__ int s_last;
@@ -194,7 +195,7 @@ HM_DEVICE void finish_shared_tile_by_last(const Args& p, const scheduler::Stream
       for_each_quad(acc, [&](float (&c)[4], int) { sum += c[0] + c[1] + c[2] + c[3]; });
       if (sum == 12345.0f) p.counters[tile] = 1;
     } else {
-      store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
+      store_tile<Cfg>(p, acc, staging, mt, nt, wm, wn, lane, fix);
     }
   }
   if (threadIdx.x == 0) p.counters[tile] = 0;
@@ -222,13 +223,15 @@ struct SpreadsSplitTiles<Cfg, mma::SwapAccumulators<FN, NB>> {
 // the tail is gone (run 16: 89.7 -> 73.7 us there). The last of the np departures resets the counter. Sharers
 // whose segment is their first (and not last) never wait, so a cooperative launch (all CTAs resident) cannot
 // deadlock.
-// The tile's stores go through each warp's kStagedGroupBytes of `staging` (store_swapped_group_staged).
+// The tile's stores go through each warp's kStagedGroupBytes<Cfg::kStagedBlocks> of `staging`
+// (store_swapped_group_staged).
 template <class Cfg, class Args, int FN, int NB>
 HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, char* staging,
                              mma::SwapAccumulators<FN, NB>& acc, int tile, int mt, int nt, long long seg_begin,
                              long long seg_end, int wm, int wn, int lane, float fix) {
   static_assert(Cfg::kWarpK == 1, "no k-warp reduction before the slot's write");
-  static_assert(Cfg::kRedBytes >= Cfg::kWarps * kStagedGroupBytes<NB>, "a staging buffer for every warp");
+  constexpr int PB = Cfg::kStagedBlocks;
+  static_assert(Cfg::kRedBytes >= Cfg::kWarps * kStagedGroupBytes<PB>, "a staging buffer for every warp");
   const int wmn = wm * Cfg::kWarpN + wn;
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
   const int g = blockIdx.x;
@@ -290,7 +293,7 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, char* 
   const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
   const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16;
-  const u32 buf = arch::smem_u32(staging) + wmn * kStagedGroupBytes<NB>;
+  const u32 buf = arch::smem_u32(staging) + wmn * kStagedGroupBytes<PB>;
 #pragma unroll
   for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
@@ -331,7 +334,7 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, char* 
           if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) add4(d[h], arch::ldcg_f4(from + r * 32));
         }
       }
-      store_swapped_group_staged<Cfg>(p, d, nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * f, row0, gs, buf, lane);
+      store_swapped_group_staged<Cfg, PB>(p, d, nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * f, row0, gs, buf, lane);
     }
 }
 
@@ -363,13 +366,13 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
   // Not so for the counter form: the wide wgmma kernel with one store for a whole tile and the last sharer's sum (3000
   // fewer SASS lines) ran 1.5-3% slower at M = 1024 (NOTES-wna16 run 40).
   if (seg_begin == t0 && seg_end == t0 + sk.k_iters) {  // this CTA ran the whole tile
-    if (wk == 0) store_tile<Cfg>(p, acc, mt, nt, wm, wn, lane, fix);
+    if (wk == 0) store_tile<Cfg>(p, acc, red_smem, mt, nt, wm, wn, lane, fix);
     return;
   }
   if constexpr (R <= 8) {
-    if (wk == 0) finish_shared_tile_by_first<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, wm, wn, lane, fix);
+    if (wk == 0) finish_shared_tile_by_first<Cfg>(p, sk, red_smem, acc, tile, mt, nt, seg_begin, wm, wn, lane, fix);
   } else {
-    finish_shared_tile_by_last<Cfg>(p, sk, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, wk, lane, fix);
+    finish_shared_tile_by_last<Cfg>(p, sk, red_smem, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, wk, lane, fix);
   }
 }
 

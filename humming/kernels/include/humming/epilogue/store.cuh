@@ -18,8 +18,11 @@
 namespace humming {
 namespace epilogue {
 
+// `staging`: the wgmma forms' shared-memory store buffer (WgmmaConfig::kRedBytes); the mma.sync form writes its
+// pairs directly and takes none.
 template <class Cfg, class Acc, class Args>
-HM_DEVICE void store_tile(const Args& p, const Acc& acc, int mt, int nt, int wm, int wn, int lane, float fix) {
+HM_DEVICE void store_tile(const Args& p, const Acc& acc, char* /*staging*/, int mt, int nt, int wm, int wn, int lane,
+                          float fix) {
   using Out = typename Cfg::Out;
   const int g = lane >> 2, t = lane & 3;
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
@@ -107,27 +110,26 @@ HM_DEVICE void store_swapped_column(const Args& p, const float (&d)[NB][4], int 
   }
 }
 
-// n8 row blocks of a 16-column group that store_swapped_group_staged stages at a time, and the shared memory a
-// warp stages them in (32-byte rows): 32 rows, 1 KiB a warp, so that the buffer costs no tile a pipeline stage
-// (2 KiB a warp cost u8 with zero points its fifth 43 KiB stage at M = 33..128 on sm_90a).
-template <int NB>
-constexpr int kStagedBlocks = NB < 4 ? NB : 4;
-template <int NB>
-constexpr int kStagedGroupBytes = 8 * kStagedBlocks<NB> * 32;
+// The shared memory a warp stages PB n8 row blocks of a 16-column group in (store_swapped_group_staged): 32-byte
+// rows. The four-fragment form takes 4 (1 KiB a warp: 2 KiB cost u8 with zero points its fifth 43 KiB stage at
+// M = 33..128 on sm_90a), the wide form 1 (its TMA tile's six stages leave 2.8 KiB for 8 warps).
+template <int PB>
+constexpr int kStagedGroupBytes = 8 * PB * 32;
 
 // One 16-column group of the swapped accumulators, d[h][e] = column col0 + g + 8 (e / 2), row row0 + 8 h + 2 t +
-// (e % 2) (a wgmma D fragment), stored through `buf`, the warp's kStagedGroupBytes<NB> of shared memory (16-byte
-// aligned), kStagedBlocks row blocks at a time: stmatrix.trans turns each lane's column pairs into rows of 16
-// output elements (32 bytes a token row), and each lane then writes 16-byte chunks of whole rows. Against
-// store_swapped_column's pair per shuffle, bounds test and 64-bit address, that is NB / 2 stmatrix and NB / 2
-// chunk stores a lane. Rows past M are not written; a group past N, or an output whose rows are not 16-byte
-// aligned, goes element by element from the buffer (any N and row stride: no odd-N form is compiled). Every lane
-// of the warp calls this (stmatrix and __syncwarp are warp-wide).
-template <class Cfg, class Args, int NB>
+// (e % 2) (a wgmma D fragment), stored through `buf`, the warp's kStagedGroupBytes<PB> of shared memory (16-byte
+// aligned), PB row blocks at a time: stmatrix.trans turns each lane's column pairs into rows of 16 output elements
+// (32 bytes a token row), and the lanes then write chunks of whole rows, 16 bytes (PB >= 2) or 8 (PB = 1: 256
+// bytes a pass). Against store_swapped_column's pair per shuffle, bounds test and 64-bit address, that is one
+// stmatrix and one chunk store a lane per two row blocks (PB >= 2). Rows past M are not written; a group past N,
+// or an output whose rows do not align to the chunks, goes element by element from the buffer (any N and row
+// stride: no odd-N form is compiled). Every lane of the warp calls this (stmatrix and __syncwarp are warp-wide).
+template <class Cfg, int PB, class Args, int NB>
 HM_DEVICE void store_swapped_group_staged(const Args& p, const float (&d)[NB][4], int col0, int row0, float gs,
                                           u32 buf, int lane) {
-  constexpr int PB = kStagedBlocks<NB>;
-  static_assert(PB % 2 == 0 && NB % PB == 0, "stmatrix.x4 takes two n8 row blocks");
+  static_assert((PB == 1 || PB % 2 == 0) && NB % PB == 0, "row blocks a pass: 1, or pairs (stmatrix.x4)");
+  constexpr int kChunk = PB == 1 ? 8 : 16;  // bytes a lane writes at once
+  constexpr int kRowShift = PB == 1 ? 2 : 1;  // log2 of the chunks a row
   using Out = typename Cfg::Out;
   const unsigned short* bias = static_cast<const unsigned short*>(p.bias);
   unsigned short* c = static_cast<unsigned short*>(p.c);
@@ -139,32 +141,44 @@ HM_DEVICE void store_swapped_group_staged(const Args& p, const float (&d)[NB][4]
     s[half] = in && p.chscale != nullptr ? gs * __ldg(p.chscale + col) : gs;
     b[half] = in && bias != nullptr ? arch::to_f32(Out{}, bias[col]) : 0.0f;
   }
-  const bool chunks = ((p.ldc & 7) == 0) && (reinterpret_cast<unsigned long long>(c) & 15) == 0 && col0 + 16 <= p.n;
-  // Matrix i of an x4 is row block h + i / 2, columns 8 (i % 2) of the group: lane 8i + j addresses its row j.
-  const u32 at = buf + ((lane >> 4) * 8 + (lane & 7)) * 32 + ((lane >> 3) & 1) * 16;
+  const bool chunks = ((p.ldc & (kChunk / 2 - 1)) == 0) &&
+                      (reinterpret_cast<unsigned long long>(c) & (kChunk - 1)) == 0 && col0 + 16 <= p.n;
+  // Matrix i of an x4 is row block h + i / 2, columns 8 (i % 2) of the group (of an x2: row block h): lane 8i + j
+  // addresses its row j (an x2 reads lanes 0-15's).
+  const u32 at = buf + ((PB > 1 ? (lane >> 4) * 8 : 0) + (lane & 7)) * 32 + ((lane >> 3) & 1) * 16;
 #pragma unroll
   for (int h0 = 0; h0 < NB; h0 += PB) {
+    if constexpr (PB == 1) {
+      u32 r[2];
 #pragma unroll
-    for (int h = h0; h < h0 + PB; h += 2) {
-      u32 r[4];
+      for (int half = 0; half < 2; ++half)
+        r[half] = arch::pack2(Out{}, d[h0][2 * half] * s[half] + b[half], d[h0][2 * half + 1] * s[half] + b[half]);
+      arch::stmatrix_x2_trans(at, r);
+    } else {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const float(&q)[4] = d[h + i / 2];
-        const int half = i % 2;
-        r[i] = arch::pack2(Out{}, q[2 * half] * s[half] + b[half], q[2 * half + 1] * s[half] + b[half]);
+      for (int h = h0; h < h0 + PB; h += 2) {
+        u32 r[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float(&q)[4] = d[h + i / 2];
+          const int half = i % 2;
+          r[i] = arch::pack2(Out{}, q[2 * half] * s[half] + b[half], q[2 * half + 1] * s[half] + b[half]);
+        }
+        arch::stmatrix_x4_trans(at + (h - h0) * 8 * 32, r);
       }
-      arch::stmatrix_x4_trans(at + (h - h0) * 8 * 32, r);
     }
     __syncwarp();
     const int rows = row0 + 8 * h0;
-    if (chunks) {  // chunk k (16 bytes) is row k / 2, columns 8 (k % 2): a warp writes 16 rows' 512 bytes at once
+    if (chunks) {  // chunk k is row k >> kRowShift: the warp writes 32 chunks of consecutive rows at once
 #pragma unroll
-      for (int i = 0; i < PB / 2; ++i) {
+      for (int i = 0; i < (8 * PB << kRowShift) / 32; ++i) {
         const int k = 32 * i + lane;
-        const int row = rows + (k >> 1);
+        const int row = rows + (k >> kRowShift);
         if (row < p.m) {
-          *reinterpret_cast<uint4*>(c + static_cast<long long>(row) * p.ldc + col0 + 8 * (k & 1)) =
-              arch::lds128(buf + 16 * k);
+          unsigned short* to =
+              c + static_cast<long long>(row) * p.ldc + col0 + (k & ((1 << kRowShift) - 1)) * (kChunk / 2);
+          if constexpr (kChunk == 16) *reinterpret_cast<uint4*>(to) = arch::lds128(buf + 16 * k);
+          else *reinterpret_cast<uint2*>(to) = arch::lds64(buf + 8 * k);
         }
       }
     } else {
@@ -181,8 +195,8 @@ HM_DEVICE void store_swapped_group_staged(const Args& p, const float (&d)[NB][4]
 // Swapped accumulators kept as they are (the wgmma kernel): d[fn][f][h][e] is column 64 (wn FN + fn) + 16 f +
 // g + 8 (e / 2) and row 8 h + 2 t + (e % 2) of the warp's 16 FRAG_M rows.
 template <class Cfg, class Args, int FN, int NB>
-HM_DEVICE void store_tile(const Args& p, const mma::SwapAccumulators<FN, NB>& acc, int mt, int nt, int wm, int wn,
-                          int lane, float fix) {
+HM_DEVICE void store_tile(const Args& p, const mma::SwapAccumulators<FN, NB>& acc, char* /*staging*/, int mt, int nt,
+                          int wm, int wn, int lane, float fix) {
   const int g = lane >> 2, t = lane & 3;
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
   const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16 + 2 * t;
@@ -197,19 +211,20 @@ HM_DEVICE void store_tile(const Args& p, const mma::SwapAccumulators<FN, NB>& ac
 }
 
 // One wgmma fragment per warp and n64 block (the wide wgmma form): the warp's wm is 4 x (its warpgroup's row
-// block) + (its fragment f), wn its warpgroup's column block of FN x 64; rows per warpgroup 8 NB.
+// block) + (its fragment f), wn its warpgroup's column block of FN x 64; rows per warpgroup 8 NB. Each block's
+// 16 columns go through the warp's staging buffer (store_swapped_group_staged).
 template <class Cfg, class Args, int NB, int FN>
-HM_DEVICE void store_tile(const Args& p, const mma::FragAccumulators<NB, FN>& acc, int mt, int nt, int wm, int wn,
-                          int lane, float fix) {
-  const int g = lane >> 2, t = lane & 3;
+HM_DEVICE void store_tile(const Args& p, const mma::FragAccumulators<NB, FN>& acc, char* staging, int mt, int nt,
+                          int wm, int wn, int lane, float fix) {
+  constexpr int PB = Cfg::kStagedBlocks;
+  static_assert(Cfg::kRedBytes >= Cfg::kWarps * kStagedGroupBytes<PB>, "a staging buffer for every warp");
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
-  const int row0 = mt * Cfg::kBM + (wm >> 2) * NB * 8 + 2 * t;
+  const int row0 = mt * Cfg::kBM + (wm >> 2) * NB * 8;
+  const u32 buf = arch::smem_u32(staging) + (wm * Cfg::kWarpN + wn) * kStagedGroupBytes<PB>;
 #pragma unroll
   for (int fn = 0; fn < FN; ++fn)
-#pragma unroll
-    for (int half = 0; half < 2; ++half)
-      store_swapped_column<Cfg>(p, acc.d[fn], half, nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * (wm & 3) + g + 8 * half,
-                                row0, gs);
+    store_swapped_group_staged<Cfg, PB>(p, acc.d[fn], nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * (wm & 3), row0, gs,
+                                        buf, lane);
 }
 
 }  // namespace epilogue

@@ -96,6 +96,14 @@ HM_DEVICE void stmatrix_x4_trans(u32 addr, const u32 (&r)[4]) {
                ::"r"(addr), "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3]) : "memory");
 }
 
+// The same for two matrices (lanes 0-15 give the addresses).
+template <int kArch = HM_ARCH>
+HM_DEVICE void stmatrix_x2_trans(u32 addr, const u32 (&r)[2]) {
+  static_assert(kArch >= 900, "stmatrix needs sm_90");
+  asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1,%2};\n" ::"r"(addr), "r"(r[0]), "r"(r[1])
+               : "memory");
+}
+
 HM_DEVICE u16 lds16(u32 addr) {
   u16 v;
   asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(v) : "r"(addr));
