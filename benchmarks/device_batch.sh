@@ -199,7 +199,7 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     staged-ab) { for v in new old old new; do
         if [ $v = old ] && [ ! -e /tmp/staged-old ]; then tree_patch < benchmarks/experiments/wna16-store-pairs.patch || exit 1; touch /tmp/staged-old; fi
         if [ $v = new ] && [ -e /tmp/staged-old ]; then tree_patch -R < benchmarks/experiments/wna16-store-pairs.patch || exit 1; rm /tmp/staged-old; fi
-        echo "-- $v"; timeout 200 python3 benchmarks/bench_wna16.py --reps 25 --m ${AB_M:-32,64,128,256,1024} --no-baselines --formats "w4a16 s4 g128" | grep "M="
+        echo "-- $v"; timeout 200 python3 benchmarks/bench_wna16.py --reps 25 --m ${AB_M:-32,64,128,256,1024} --no-baselines --formats "${AB_FORMATS:-w4a16 s4 g128}" | grep "M="
       done; } 2>&1 | tee "$OUT/staged-ab.txt" ;;
     # a workspace first needed inside a graph capture (run 23; before ops._filled_now the M = 1 case failed, 20:57)
     ws-capture) timeout 150 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider \
