@@ -2,15 +2,16 @@
 //
 // Each output element goes through out = acc * chscale[n] * gscale * FIX + bias[n] in f32, then one rounding
 // to the output type. FIX is the exponent-bias factor of float weights when it was left out of the operands.
-// One form per accumulator layout: mma.sync fragments (pairs of columns a lane), the wgmma four-fragment and wide
-// forms (swapped: a column a lane, paired through a shuffle). epilogue/finish.cuh decides when a tile is stored.
+// One form per accumulator layout: mma.sync fragments (pairs of columns a lane); the swapped wgmma forms (a column a
+// lane) through a shared-memory buffer that turns columns into rows (store_swapped_group_staged), or for wgmma N =
+// 16, which no plan takes, paired through a shuffle. epilogue/finish.cuh decides when a tile is stored.
 #pragma once
 #include <humming/arch/convert.cuh>
 #include <humming/arch/memory.cuh>
 #include <humming/arch/types.cuh>
 #include <humming/mma/swapped.cuh>
 
-// Timing experiments only: 0 stores the swapped forms' outputs element by element even where pairs apply.
+// Timing experiments only: 0 stores the wgmma N = 16 form's outputs element by element even where pairs apply.
 #ifndef HM_SWAPPED_STORE_PAIRS
 #define HM_SWAPPED_STORE_PAIRS 1
 #endif
@@ -67,13 +68,13 @@ HM_DEVICE void store_tile(const Args& p, const Acc& acc, char* /*staging*/, int 
   }
 }
 
-// One output column of the swapped forms: rows row0 + 8h + e (h < NB, e < 2) take d[h][2 half + e] of an
-// accumulator row set d (a wgmma D fragment: column g + 8 half of its 16 rows; col's parity is g's). Neighbouring
-// columns sit in lanes g and g ^ 1 (lane ^ 4) with the same rows, so with an even N and row stride the two swap one
-// value per row pair and each stores two columns of one row as one 32-bit word: the even lane rows row0 + 8h, the
-// odd lane rows row0 + 8h + 1. Every lane of the warp calls this with its own column (the shuffles need them all).
-// (The element-by-element form below, kept for odd N or row strides, costs a 64-bit row offset and a bounds branch
-// per element, and at the 512 x 64 tile's register pressure a spilled pointer reload each.)
+// One output column of the wgmma N = 16 form (the others stage theirs): rows row0 + 8h + e (h < NB, e < 2) take
+// d[h][2 half + e] of an accumulator row set d (a wgmma D fragment: column g + 8 half of its 16 rows; col's parity
+// is g's). Neighbouring columns sit in lanes g and g ^ 1 (lane ^ 4) with the same rows, so with an even N and row
+// stride the two swap one value per row pair and each stores two columns of one row as one 32-bit word: the even
+// lane rows row0 + 8h, the odd lane rows row0 + 8h + 1. Every lane of the warp calls this with its own column (the
+// shuffles need them all). (The element-by-element form below, kept for odd N or row strides, costs a 64-bit row
+// offset and a bounds branch per element.)
 template <class Cfg, class Args, int NB>
 HM_DEVICE void store_swapped_column(const Args& p, const float (&d)[NB][4], int half, int col, int row0, float gs) {
   using Out = typename Cfg::Out;
