@@ -126,6 +126,7 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
         return 4 if self.spreads_split_tiles() else 0
 
     def compute_warps(self) -> int:
+        """Warps that compute and store (the producer warpgroup, if any, not counted)."""
         t = self.tile
         return t.warp_m * t.warp_n * t.warp_k
 
