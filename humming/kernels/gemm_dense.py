@@ -262,8 +262,8 @@ class GemmDenseSpec(KernelSpec):
                                "alone, the only column stored; 0: every column the tile holds")
     odd_n: int = param(default=1, allowed=(0, 1),
                        doc="1: N or the output's row stride may be odd (such rows are stored element by element); "
-                           "0: both even, and the wgmma N = 16 form's element stores are not compiled (the forms "
-                           "with a staged store take any row either way); check_output refuses an odd row then")
+                           "0: both even, and the wgmma N = 16 form's element stores are not compiled (every other "
+                           "form takes any row either way: odd_n_changes_code); check_output refuses an odd row then")
 
     @classmethod
     def build(cls, target: Target, act: DType, out: DType, decode: DecodeParams, tile: Tile, *,
@@ -395,6 +395,12 @@ class GemmDenseSpec(KernelSpec):
         """Threads per CTA: the compute warps, plus the producer's warps if any (the cubin exports the same)."""
         t = self.tile
         return 32 * (t.warp_m * t.warp_n * t.warp_k + self.producer * self.producer_warps)
+
+    def odd_n_changes_code(self) -> bool:
+        """Whether ``odd_n`` changes this kernel's machine code: not here (the mma.sync store chooses pairs or
+        elements at run time, and odd_n = 0 / 1 compile to the same SASS). The tuner then builds odd_n = 1, so that
+        one kernel takes any row."""
+        return False
 
     def waits_for_sharers(self) -> bool:
         """Whether a tile split over CTAs is finished by its first CTA waiting for the others' partials (a lane's

@@ -125,6 +125,10 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
         (wgmma N >= 32), none for N = 16 (stored directly)."""
         return 4 if self.spreads_split_tiles() else 0
 
+    def odd_n_changes_code(self) -> bool:
+        # only the N = 16 form stores by pairs, with its element stores compiled in for odd_n = 1 alone
+        return self.staged_blocks() == 0
+
     def compute_warps(self) -> int:
         """Warps that compute and store (the producer warpgroup, if any, not counted)."""
         t = self.tile

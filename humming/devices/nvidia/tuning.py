@@ -325,8 +325,12 @@ class DenseTuner:
             raise UnsupportedError(f"{problem.describe()}: groups of {decode.gs or decode.zgs} k fit no stage depth",
                                    missing=["a stage depth the group divides or is a multiple of"],
                                    alternatives=["groups of 16, 32 or a multiple of 64 k"])
-        odd = problem.n % 2 == 1  # the output is [M, N], contiguous: ops.launch checks its row stride (check_output)
-        spec = _fit(kernel.build(caps.target, problem.activation, problem.out, decode, tile, odd_n=odd), caps)
+        # Built for any row (an output view's odd row stride too), unless that costs the form code (the wgmma N = 16
+        # form's element stores) and N is even: ops.launch then checks the row stride (check_output).
+        spec = kernel.build(caps.target, problem.activation, problem.out, decode, tile)
+        if spec.odd_n_changes_code() and problem.n % 2 == 0:
+            spec = replace(spec, odd_n=0)
+        spec = _fit(spec, caps)
         if by_rule:  # what compile refuses (bf16 output on sm_75, unknown smem limit); callers may plan to emulate
             spec.check_supported(caps)
         if spec.tile != tile:
