@@ -188,7 +188,8 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       timeout 100 $P --m 16 --format mxfp4 --tiles "$T"; timeout 100 $P --m 1 --tiles "$T"
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/interleave.txt" ;;
     # the swapped wgmma form's tile store compiled once (whole tiles through finish_spread) against f95d1c7^'s
-    # store_tile beside it (the patch puts back that finish.cuh), ABBA on one machine, M = 64 and 1024 (NOTES run 40)
+    # store_tile beside it (the patch puts back that finish.cuh), ABBA on one machine, M = 64 and 1024 (NOTES run 40);
+    # the patch applies to the trees from 666e39c to 1d930bd^ only (1d930bd's staged store replaced that code)
     store-ab) { for v in new old old new; do
         if [ $v = old ] && [ ! -e /tmp/store-old ]; then tree_patch < benchmarks/experiments/wna16-store-twice.patch || exit 1; touch /tmp/store-old; fi
         if [ $v = new ] && [ -e /tmp/store-old ]; then tree_patch -R < benchmarks/experiments/wna16-store-twice.patch || exit 1; rm /tmp/store-old; fi
