@@ -393,8 +393,12 @@ class GemmDenseSpec(KernelSpec):
 
     def cta_threads(self) -> int:
         """Threads per CTA: the compute warps, plus the producer's warps if any (the cubin exports the same)."""
+        return 32 * (self.compute_warps() + self.producer * self.producer_warps)
+
+    def compute_warps(self) -> int:
+        """Warps that compute and store (the producer's, if any, not counted)."""
         t = self.tile
-        return 32 * (t.warp_m * t.warp_n * t.warp_k + self.producer * self.producer_warps)
+        return t.warp_m * t.warp_n * t.warp_k
 
     def odd_n_changes_code(self) -> bool:
         """Whether ``odd_n`` changes this kernel's machine code: not here (the mma.sync store chooses pairs or

@@ -129,11 +129,6 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
         # only the N = 16 form stores by pairs, with its element stores compiled in for odd_n = 1 alone
         return self.staged_blocks() == 0
 
-    def compute_warps(self) -> int:
-        """Warps that compute and store (the producer warpgroup, if any, not counted)."""
-        t = self.tile
-        return t.warp_m * t.warp_n * t.warp_k
-
     def exports(self) -> dict[str, str]:
         cfg = f"{self.config_template}<humming::GemmDenseConfig<{self.cpp_args()}>>"
         return {**self.common_exports(cfg), "split_registers": f"({cfg}::kSplitRegs ? {cfg}::kLaunchRegs : 0)"}

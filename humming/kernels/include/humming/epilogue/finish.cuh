@@ -230,8 +230,6 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, char* 
                              mma::SwapAccumulators<FN, NB>& acc, int tile, int mt, int nt, long long seg_begin,
                              long long seg_end, int wm, int wn, int lane, float fix) {
   static_assert(Cfg::kWarpK == 1, "no k-warp reduction before the slot's write");
-  constexpr int PB = Cfg::kStagedBlocks;
-  static_assert(Cfg::kRedBytes >= Cfg::kWarps * kStagedGroupBytes<PB>, "a staging buffer for every warp");
   const int wmn = wm * Cfg::kWarpN + wn;
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
   const int g = blockIdx.x;
@@ -293,7 +291,7 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, char* 
   const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
   const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16;
-  const u32 buf = arch::smem_u32(staging) + wmn * kStagedGroupBytes<PB>;
+  const u32 buf = warp_staging<Cfg>(staging, wmn);
 #pragma unroll
   for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
@@ -334,7 +332,8 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, char* 
           if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) add4(d[h], arch::ldcg_f4(from + r * 32));
         }
       }
-      store_swapped_group_staged<Cfg, PB>(p, d, nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * f, row0, gs, buf, lane);
+      store_swapped_group_staged<Cfg, Cfg::kStagedBlocks>(p, d, nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * f, row0, gs,
+                                                          buf, lane);
     }
 }
 

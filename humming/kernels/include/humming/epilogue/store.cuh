@@ -68,6 +68,15 @@ HM_DEVICE void store_tile(const Args& p, const Acc& acc, char* /*staging*/, int 
   }
 }
 
+// Output column col's factor and addend (chscale x gs, bias) in f32; gs alone and 0 for a column past N.
+template <class Cfg, class Args>
+HM_DEVICE void column_scale_bias(const Args& p, int col, float gs, float& s, float& b) {
+  const unsigned short* bias = static_cast<const unsigned short*>(p.bias);
+  const bool in = col < p.n;
+  s = in && p.chscale != nullptr ? gs * __ldg(p.chscale + col) : gs;
+  b = in && bias != nullptr ? arch::to_f32(typename Cfg::Out{}, bias[col]) : 0.0f;
+}
+
 // One output column of the wgmma N = 16 form (the others stage theirs): rows row0 + 8h + e (h < NB, e < 2) take
 // d[h][2 half + e] of an accumulator row set d (a wgmma D fragment: column g + 8 half of its 16 rows; col's parity
 // is g's). Neighbouring columns sit in lanes g and g ^ 1 (lane ^ 4) with the same rows, so with an even N and row
@@ -78,11 +87,10 @@ HM_DEVICE void store_tile(const Args& p, const Acc& acc, char* /*staging*/, int 
 template <class Cfg, class Args, int NB>
 HM_DEVICE void store_swapped_column(const Args& p, const float (&d)[NB][4], int half, int col, int row0, float gs) {
   using Out = typename Cfg::Out;
-  const unsigned short* bias = static_cast<const unsigned short*>(p.bias);
   unsigned short* c = static_cast<unsigned short*>(p.c);
   const bool in = col < p.n;
-  const float s = in && p.chscale != nullptr ? gs * __ldg(p.chscale + col) : gs;
-  const float b = in && bias != nullptr ? arch::to_f32(Out{}, bias[col]) : 0.0f;
+  float s, b;
+  column_scale_bias<Cfg>(p, col, gs, s, b);
   // Warp-uniform; with an even N both columns of a pair lie inside or both outside.
   if (HM_SWAPPED_STORE_PAIRS && (!Cfg::kOddN || ((p.ldc | p.n) & 1) == 0)) {
     const int odd = col & 1;
@@ -117,6 +125,13 @@ HM_DEVICE void store_swapped_column(const Args& p, const float (&d)[NB][4], int 
 template <int PB>
 constexpr int kStagedGroupBytes = 8 * PB * 32;
 
+// Warp `warp`'s staging buffer in `staging` (the kernel's kRedBytes after its stages), as a shared address.
+template <class Cfg>
+HM_DEVICE u32 warp_staging(char* staging, int warp) {
+  static_assert(Cfg::kRedBytes >= Cfg::kWarps * kStagedGroupBytes<Cfg::kStagedBlocks>, "a buffer for every warp");
+  return arch::smem_u32(staging) + warp * kStagedGroupBytes<Cfg::kStagedBlocks>;
+}
+
 // One 16-column group of the swapped accumulators, d[h][e] = column col0 + g + 8 (e / 2), row row0 + 8 h + 2 t +
 // (e % 2) (a wgmma D fragment), stored through `buf`, the warp's kStagedGroupBytes<PB> of shared memory (16-byte
 // aligned), PB row blocks at a time: stmatrix.trans turns each lane's column pairs into rows of 16 output elements
@@ -132,16 +147,14 @@ HM_DEVICE void store_swapped_group_staged(const Args& p, const float (&d)[NB][4]
   constexpr int kChunk = PB == 1 ? 8 : 16;  // bytes a lane writes at once
   constexpr int kRowShift = PB == 1 ? 2 : 1;  // log2 of the chunks a row
   using Out = typename Cfg::Out;
-  const unsigned short* bias = static_cast<const unsigned short*>(p.bias);
   unsigned short* c = static_cast<unsigned short*>(p.c);
   float s[2], b[2];
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int col = col0 + (lane >> 2) + 8 * half;
-    const bool in = col < p.n;
-    s[half] = in && p.chscale != nullptr ? gs * __ldg(p.chscale + col) : gs;
-    b[half] = in && bias != nullptr ? arch::to_f32(Out{}, bias[col]) : 0.0f;
-  }
+  for (int half = 0; half < 2; ++half) column_scale_bias<Cfg>(p, col0 + (lane >> 2) + 8 * half, gs, s[half], b[half]);
+  // Row block q's two tokens of the lane's column col0 + g + 8 half, scaled, as one 32-bit pair.
+  const auto pack = [&](const float(&q)[4], int half) {
+    return arch::pack2(Out{}, q[2 * half] * s[half] + b[half], q[2 * half + 1] * s[half] + b[half]);
+  };
   const bool chunks = ((p.ldc & (kChunk / 2 - 1)) == 0) &&
                       (reinterpret_cast<unsigned long long>(c) & (kChunk - 1)) == 0 && col0 + 16 <= p.n;
   // Matrix i of an x4 is row block h + i / 2, columns 8 (i % 2) of the group (of an x2: row block h): lane 8i + j
@@ -150,21 +163,12 @@ HM_DEVICE void store_swapped_group_staged(const Args& p, const float (&d)[NB][4]
 #pragma unroll
   for (int h0 = 0; h0 < NB; h0 += PB) {
     if constexpr (PB == 1) {
-      u32 r[2];
-#pragma unroll
-      for (int half = 0; half < 2; ++half)
-        r[half] = arch::pack2(Out{}, d[h0][2 * half] * s[half] + b[half], d[h0][2 * half + 1] * s[half] + b[half]);
+      const u32 r[2] = {pack(d[h0], 0), pack(d[h0], 1)};
       arch::stmatrix_x2_trans(at, r);
     } else {
 #pragma unroll
       for (int h = h0; h < h0 + PB; h += 2) {
-        u32 r[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const float(&q)[4] = d[h + i / 2];
-          const int half = i % 2;
-          r[i] = arch::pack2(Out{}, q[2 * half] * s[half] + b[half], q[2 * half + 1] * s[half] + b[half]);
-        }
+        const u32 r[4] = {pack(d[h], 0), pack(d[h], 1), pack(d[h + 1], 0), pack(d[h + 1], 1)};
         arch::stmatrix_x4_trans(at + (h - h0) * 8 * 32, r);
       }
     }
@@ -217,15 +221,14 @@ HM_DEVICE void store_tile(const Args& p, const mma::SwapAccumulators<FN, NB>& ac
 template <class Cfg, class Args, int NB, int FN>
 HM_DEVICE void store_tile(const Args& p, const mma::FragAccumulators<NB, FN>& acc, char* staging, int mt, int nt,
                           int wm, int wn, int lane, float fix) {
-  constexpr int PB = Cfg::kStagedBlocks;
-  static_assert(Cfg::kRedBytes >= Cfg::kWarps * kStagedGroupBytes<PB>, "a staging buffer for every warp");
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
   const int row0 = mt * Cfg::kBM + (wm >> 2) * NB * 8;
-  const u32 buf = arch::smem_u32(staging) + (wm * Cfg::kWarpN + wn) * kStagedGroupBytes<PB>;
+  const u32 buf = warp_staging<Cfg>(staging, wm * Cfg::kWarpN + wn);
 #pragma unroll
-  for (int fn = 0; fn < FN; ++fn)
-    store_swapped_group_staged<Cfg, PB>(p, acc.d[fn], nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * (wm & 3), row0, gs,
-                                        buf, lane);
+  for (int fn = 0; fn < FN; ++fn) {
+    const int col0 = nt * Cfg::kBN + (wn * FN + fn) * 64 + 16 * (wm & 3);
+    store_swapped_group_staged<Cfg, Cfg::kStagedBlocks>(p, acc.d[fn], col0, row0, gs, buf, lane);
+  }
 }
 
 }  // namespace epilogue
