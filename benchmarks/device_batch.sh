@@ -450,7 +450,8 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     } 2>&1 | grep -v "^ *skip" | tee "$OUT/m64-diag.txt" ;;
     # which step of the counter form's fix-up makes M = 64's tail (finish.cuh HM_FIXUP_STEPS 0-3; HM_FINISH_STEPS=1: no
     # finish at all), split-K and Stream-K, one process, each CTA's run (--span). Since run 16 the wgmma form spreads
-    # its fix-up, which HM_FIXUP_STEPS does not cut: this step measures the last arrival's at commit 269e004 only
+    # its fix-up, which HM_FIXUP_STEPS does not cut: this step measures the last arrival's at commit 269e004 only;
+    # since 1d930bd HM_SWAPPED_STORE_PAIRS touches only the wgmma N = 16 form, so its variants here equal the tuner's
     m64-fixup) { T="wgmma:1,4,8,1,1,64,8,8,1,0,0,1"; P="$PROFILE --reps 20 --span"
       V="tuner; tuner stream-k +HM_SWAPPED_STORE_PAIRS=0"; for sch in split-k stream-k; do V="$V; $T $sch +HM_FINISH_STEPS=1"
         for s in 0 1 2; do V="$V; $T $sch +HM_FIXUP_STEPS=$s"; done; done
