@@ -4,7 +4,7 @@
 #   the device's copy has no .git: put the commit in the call, HUMMING_COMMIT=<hash> bash benchmarks/device_batch.sh ...,
 #   so that the bench's JSON records it (wna16_report.git_commit)
 # Steps: devices gpu-tests older-targets output-rows jit compile-scaling wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long a-rows group-cols m1-floor f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode store-ab staged-ab conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long a-rows group-cols m1-floor f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode store-ab staged-ab ksplit conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 # PLAN_ONLY=1 bash benchmarks/device_batch.sh STEP...: a dry run on a machine without a GPU, before device time goes
 # to a step: nothing is installed; profile_wna16 and bench_wna16 --check plan and compile the step's variants for the
@@ -202,6 +202,14 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
         if [ $v = new ] && [ -e /tmp/staged-old ]; then tree_patch -R < benchmarks/experiments/wna16-store-pairs.patch || exit 1; rm /tmp/staged-old; fi
         echo "-- $v"; timeout 200 python3 benchmarks/bench_wna16.py --reps 25 --m ${AB_M:-32,64,128,256,1024} --no-baselines --formats "${AB_FORMATS:-w4a16 s4 g128}" | grep "M="
       done; } 2>&1 | tee "$OUT/staged-ab.txt" ;;
+    # the four-fragment wgmma tile as two k-warpgroups taking the stages in turn (256 columns, warp_k = 2: half the f32
+    # partials a split tile's sharers exchange) against the tuner's 512-column tile, ABBA in one process each shape,
+    # verified; M = 33 and 64 on the issue's five shapes, then three other formats at M = 64 (NOTES-wna16 run 42)
+    ksplit) { P="$PROFILE --reps 25 --verify"; K="wgmma:1,4,4,1,2,64,8,8,1,0,0,1,0 stream-k"
+      for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
+        timeout 120 $P --n $n --k $k --m 33,64 --tiles "tuner; $K; $K; tuner"; done
+      for f in mxfp4 nvfp4 "w8a16 s8 ch"; do timeout 100 $P --format "$f" --m 64 --tiles "tuner; $K; $K; tuner"; done
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/ksplit.txt" ;;
     # a workspace first needed inside a graph capture (run 23; before ops._filled_now the M = 1 case failed, 20:57)
     ws-capture) timeout 150 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider \
                   -k first_needed_in_a_capture 2>&1 | tail -3 | tee "$OUT/ws-capture.txt" ;;

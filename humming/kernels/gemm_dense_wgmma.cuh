@@ -72,9 +72,10 @@ struct WgmmaConfig : Base {
   using BaseStage = typename Base::Stage;
   using Stage = memory::StageLayout<Base::kBM, Base::kBN, Base::kBK, Base::kWBits, BaseStage::kSRows,
                                     BaseStage::kSBytes, BaseStage::kZRows, kWgmmaSmemAlign>;
-  static_assert(Base::kRedBytes == 0, "no k-warps in the wgmma forms");
   static constexpr int kStagedBlocks = STAGED_BLOCKS;
-  static constexpr int kRedBytes = Base::kWarps * epilogue::kStagedGroupBytes<STAGED_BLOCKS>;
+  // The staging buffers of the tile's store, and before them (k-warpgroups) the groups' reduction: the same space.
+  static constexpr int kStagingBytes = Base::kWarps * epilogue::kStagedGroupBytes<STAGED_BLOCKS>;
+  static constexpr int kRedBytes = Base::kRedBytes > kStagingBytes ? Base::kRedBytes : kStagingBytes;
   static constexpr int kSmemBytes =
       Base::kStages * Stage::kBytes + kRedBytes + Base::kBarrierBytes + kWgmmaSmemAlign;
 
@@ -154,8 +155,11 @@ struct GemmDenseWgmma {
   using Acc = mma::SwapAccumulators<1, NB>;
   static constexpr bool kSpreadsSplitTiles = epilogue::SpreadsSplitTiles<Cfg, Acc>::value;  // exported
 
-  static_assert(!Cfg::kSwapAB && Cfg::kFragN == 1 && Cfg::kWarpK == 1,
-                "the wgmma kernel takes one n64 block per warp and no k-warps (swapping is built in)");
+  static_assert(!Cfg::kSwapAB && Cfg::kFragN == 1, "the wgmma kernel takes one n64 block per warp (swapping is built in)");
+  // k-warpgroups take the stages in turn (scheduler/pipeline.cuh StageGroups) and share a tile's columns: half the
+  // columns of one warpgroup a stage, so half the f32 partials a split tile's sharers exchange.
+  static_assert(Cfg::kWarpK == 1 || (Cfg::kProducer && kSpreadsSplitTiles && (Cfg::kWarpK == 2 || Cfg::kWarpK == 4)),
+                "k-warpgroups (2 or 4) need the producer's ring and the spread finish (wgmma N >= 32)");
   static_assert(Cfg::kWarpN % 4 == 0, "warps along N come in warpgroups of four");
   static_assert(TOK == 16 || TOK == 32 || TOK == 64, "wgmma N (activation rows per warpgroup) is 16, 32 or 64");
   static_assert(BK == 64, "one 128-byte swizzle atom along K per stage");
@@ -168,6 +172,7 @@ struct GemmDenseWgmma {
     // The last k16 step's wgmmas still read the stage after compute() returns; the next load goes to the stage
     // read two iterations ago, whose groups the first wait of the current compute() has retired.
     static constexpr int kLagStages = 1;
+    static constexpr int kStageGroups = Cfg::kWarpK;  // k-warpgroups take the ring's stages in turn
     Acc acc;
     typename Dense::Zero zero;
     dequant::Masks masks;

@@ -223,13 +223,64 @@ struct SpreadsSplitTiles<Cfg, mma::SwapAccumulators<FN, NB>> {
 // the tail is gone (run 16: 89.7 -> 73.7 us there). The last of the np departures resets the counter. Sharers
 // whose segment is their first (and not last) never wait, so a cooperative launch (all CTAs resident) cannot
 // deadlock.
+// The spread form's k-warpgroups (the wgmma four-fragment form with WARP_K > 1, which hands its stages to the groups
+// in turn: scheduler/pipeline.cuh StageGroups): m16 fragment f of every block belongs to group f x WARP_K / 4, which
+// reduces and stores it. Always true with one group.
+template <class Cfg>
+HM_DEVICE bool owns_fragment(int f, int wk) {
+  if constexpr (Cfg::kWarpK == 1) return true;
+  else return f * Cfg::kWarpK / 4 == wk;
+}
+
+// Each k-warpgroup's sums of the fragments it owns (owns_fragment): every group writes the others' fragments to
+// `red` (WARP_K - 1 f32 tiles: each fragment is written by WARP_K - 1 groups), then adds theirs of its own, in group
+// order. The first barrier keeps a group from writing `red` while another still stores the previous tile through
+// the staging buffers there; the last, from storing through them while another still reads `red`.
+template <class Cfg, int FN, int NB>
+HM_DEVICE void reduce_k_groups(char* red_smem, mma::SwapAccumulators<FN, NB>& acc, int wmn, int wk, int lane) {
+  constexpr int KG = Cfg::kWarpK;
+  static_assert(KG == 2 || KG == 4, "k-warpgroups own whole fragments: 2 or 4 groups");
+  constexpr int WMN = Cfg::kWarpM * Cfg::kWarpN;
+  constexpr int R = FN * 4 * NB;  // float4s a lane
+  float4* red = reinterpret_cast<float4*>(red_smem);
+  // Slot of (writer group w, fragment quad r): the writers of a fragment are the groups other than its owner o,
+  // numbered w - (w > o) among them.
+  const auto at = [&](int w, int o, int r) { return (((w - (w > o ? 1 : 0)) * WMN + wmn) * R + r) * 32 + lane; };
+  Cfg::sync_compute();
+#pragma unroll
+  for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+    for (int f = 0; f < 4; ++f) {
+      const int o = f * KG / 4;
+      if (o == wk) continue;
+#pragma unroll
+      for (int h = 0; h < NB; ++h) {
+        const float(&c)[4] = acc.d[fn][f][h];
+        red[at(wk, o, (fn * 4 + f) * NB + h)] = make_float4(c[0], c[1], c[2], c[3]);
+      }
+    }
+  Cfg::sync_compute();
+#pragma unroll
+  for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+    for (int f = 0; f < 4; ++f) {
+      if (f * KG / 4 != wk) continue;
+#pragma unroll
+      for (int w = 0; w < KG; ++w) {
+        if (w == wk) continue;
+#pragma unroll
+        for (int h = 0; h < NB; ++h) add4(acc.d[fn][f][h], red[at(w, wk, (fn * 4 + f) * NB + h)]);
+      }
+    }
+  Cfg::sync_compute();
+}
+
 // The tile's stores go through each warp's kStagedGroupBytes<Cfg::kStagedBlocks> of `staging`
 // (store_swapped_group_staged).
 template <class Cfg, class Args, int FN, int NB>
 HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, char* staging,
                              mma::SwapAccumulators<FN, NB>& acc, int tile, int mt, int nt, long long seg_begin,
-                             long long seg_end, int wm, int wn, int lane, float fix) {
-  static_assert(Cfg::kWarpK == 1, "no k-warp reduction before the slot's write");
+                             long long seg_end, int wm, int wn, int wk, int lane, float fix) {
   const int wmn = wm * Cfg::kWarpN + wn;
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
   const int g = blockIdx.x;
@@ -243,7 +294,23 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, char* 
     const int add = static_cast<int>(seg_end - seg_begin);
     if (HM_SPREAD_SKIP(1)) return;
     if (seg_end != sk.end(g)) {  // this CTA goes on to its next tile; the participants finish this one
-      write_own_slot<Cfg>(p, sk, acc, seg_begin, wmn, mt, wm, lane);
+      if constexpr (Cfg::kWarpK == 1) {
+        write_own_slot<Cfg>(p, sk, acc, seg_begin, wmn, mt, wm, lane);
+      } else {  // each k-warpgroup its own fragments
+        float4* const to = reinterpret_cast<float4*>(p.ws) + sk.slot(g, t0) * kSlot + wmn * R * 32 + lane;
+#pragma unroll
+        for (int fn = 0; fn < FN; ++fn)
+#pragma unroll
+          for (int f = 0; f < 4; ++f) {
+            if (!owns_fragment<Cfg>(f, wk)) continue;
+#pragma unroll
+            for (int h = 0; h < NB; ++h) {
+              const int r = (fn * 4 + f) * NB + h;
+              const float(&c)[4] = acc.d[fn][f][h];
+              if (quad_row<Cfg>(acc, r, mt, wm, lane) < p.m) to[r * 32] = make_float4(c[0], c[1], c[2], c[3]);
+            }
+          }
+      }
       Cfg::sync_compute();  // the slot's writes before thread 0's release add
       if (threadIdx.x == 0 && !HM_SPREAD_SKIP(2)) arch::atomic_add_acq_rel_gpu(p.counters + tile, add);
       return;
@@ -262,7 +329,7 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, char* 
     for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
       for (int f = 0; f < 4; ++f) {
-        if (((wmn * FN + fn) * 4 + f) % np == jp) continue;  // warp-uniform: its own
+        if (((wmn * FN + fn) * 4 + f) % np == jp || !owns_fragment<Cfg>(f, wk)) continue;  // warp-uniform
 #pragma unroll
         for (int h = 0; h < NB; ++h) {
           const int r = (fn * 4 + f) * NB + h;
@@ -291,12 +358,12 @@ HM_DEVICE void finish_spread(const Args& p, const scheduler::StreamK& sk, char* 
   const float4* ws = reinterpret_cast<const float4*>(p.ws) + wmn * R * 32 + lane;
   const float gs = (p.gscale != nullptr ? __ldg(p.gscale) : 1.0f) * fix;
   const int row0 = mt * Cfg::kBM + wm * Cfg::kFragM * 16;
-  const u32 buf = warp_staging<Cfg>(staging, wmn);
+  const u32 buf = warp_staging<Cfg>(staging, Cfg::kWarpK > 1 ? wk * Cfg::kWarpM * Cfg::kWarpN + wmn : wmn);
 #pragma unroll
   for (int fn = 0; fn < FN; ++fn)
 #pragma unroll
     for (int f = 0; f < 4; ++f) {
-      if (((wmn * FN + fn) * 4 + f) % np != jp) continue;  // warp-uniform
+      if (((wmn * FN + fn) * 4 + f) % np != jp || !owns_fragment<Cfg>(f, wk)) continue;  // warp-uniform
       float(&d)[NB][4] = acc.d[fn][f];  // this CTA's own partial
       // The other sharers' slots by index, without a branch, two at a time: both slots' quads are loaded before
       // either is added (16 loads in flight; run 16: 1-3 us faster than one slot at a time, though it spills 36
@@ -355,13 +422,15 @@ HM_DEVICE void finish_tile(const Args& p, const scheduler::StreamK& sk, char* re
     }
   }
   if constexpr (HM_FINISH_COMPILED < 1) return;
+  if constexpr (SpreadsSplitTiles<Cfg, Acc>::value) {  // whole tiles too (finish_spread says why)
+    if constexpr (Cfg::kWarpK > 1) reduce_k_groups<Cfg>(red_smem, acc, wm * Cfg::kWarpN + wn, wk, lane);
+    if constexpr (HM_FINISH_COMPILED < 2) return;
+    finish_spread<Cfg>(p, sk, red_smem, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, wk, lane, fix);
+    return;
+  }
   if constexpr (Cfg::kWarpK > 1) reduce_k_warps<Cfg>(red_smem, acc, wm * Cfg::kWarpN + wn, wk, lane);
   if constexpr (HM_FINISH_COMPILED < 2) return;
   const long long t0 = static_cast<long long>(tile) * sk.k_iters;
-  if constexpr (SpreadsSplitTiles<Cfg, Acc>::value) {  // whole tiles too (finish_spread says why)
-    finish_spread<Cfg>(p, sk, red_smem, acc, tile, mt, nt, seg_begin, seg_end, wm, wn, lane, fix);
-    return;
-  }
   // Not so for the counter form: the wide wgmma kernel with one store for a whole tile and the last sharer's sum (3000
   // fewer SASS lines) ran 1.5-3% slower at M = 1024 (NOTES-wna16 run 40).
   if (seg_begin == t0 && seg_end == t0 + sk.k_iters) {  // this CTA ran the whole tile

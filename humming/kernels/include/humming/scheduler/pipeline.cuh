@@ -32,6 +32,17 @@ HM_DEVICE int uniform_warp_index(Tid tid) {
   return HM_UNIFORM_WARP ? __shfl_sync(0xffffffffu, tid >> 5, 0) : tid >> 5;  // 0: timing only, the old form
 }
 
+// A body's stage groups: Body::kStageGroups where it declares one (the wgmma four-fragment form with k-warpgroups),
+// else 1 (every compute warp reads every stage).
+template <class Body, class = void>
+struct StageGroups {
+  static constexpr int value = 1;
+};
+template <class Body>
+struct StageGroups<Body, decltype(void(Body::kStageGroups))> {
+  static constexpr int value = Body::kStageGroups;
+};
+
 // The ring slot before `stage` in a ring of S slots: the one a compute() read last.
 template <int S>
 HM_DEVICE int stage_before(int stage) {
@@ -62,10 +73,13 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
 
   const u32 full = arch::smem_u32(smem + S * Kernel::Stage::kBytes + Cfg::kRedBytes);
   const u32 empty = full + 8 * S;
+  // Stage groups (Body::kStageGroups, wgmma k-warpgroups): the compute warps split into KG groups, group wk taking
+  // the stages of iterations it with it % KG == wk, so each stage has one group's threads to hand it back.
+  constexpr int KG = StageGroups<Body>::value;
   if (tid == 0) {
     for (int s = 0; s < S; ++s) {
       arch::mbarrier_init(full + 8 * s, 32 * Cfg::kProducerWarps);
-      arch::mbarrier_init(empty + 8 * s, Cfg::kThreads);
+      arch::mbarrier_init(empty + 8 * s, Cfg::kThreads / KG);
     }
   }
   __syncthreads();  // the barriers are initialised before either side uses them (the last CTA-wide barrier)
@@ -118,6 +132,35 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   for (long long it = begin; it < end;) {
     const long long seg_begin = it;
     const long long seg_end = min(end, static_cast<long long>(c_tile + 1) * k_iters);
+    if constexpr (KG > 1) {
+      // This group's stages of the segment; a lagging body hands each back after its next compute() (the group's
+      // previous stage is KG slots back) or after drain().
+      static_assert((KG & (KG - 1)) == 0 && S % KG == 0, "stage groups: a power of two sharing the ring evenly");
+      for (; it < seg_end; ++it) {
+        if (static_cast<int>(it & (KG - 1)) == wk) {
+          arch::mbarrier_wait(full + 8 * stage, parity);
+          body.after_wait();
+          body.compute(smem + stage * Kernel::Stage::kBytes, wm, wn, wk, lane);
+          if constexpr (Body::kLagStages == 0) arch::mbarrier_arrive(empty + 8 * stage);
+          else if (it - KG >= seg_begin) arch::mbarrier_arrive(empty + 8 * ((stage + S - KG) % S));
+        }
+        if (++stage == S) {
+          stage = 0;
+          parity ^= 1;
+        }
+      }
+      if constexpr (Body::kLagStages > 0) {
+        body.drain();
+        // The group's last iteration of the segment, seg_end - back; its slot `back` before the cursor.
+        const int back = 1 + static_cast<int>((seg_end - 1 - wk) & (KG - 1));
+        if (seg_end - back >= seg_begin) arch::mbarrier_arrive(empty + 8 * ((stage + S - back) % S));
+      }
+      int mt, nt;
+      scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
+      body.finish(p, sk, smem + S * Kernel::Stage::kBytes, c_tile, mt, nt, seg_begin, it, wm, wn, wk, lane);
+      ++c_tile;
+      continue;
+    }
     for (; it < seg_end; ++it) {
       arch::mbarrier_wait(full + 8 * stage, parity);
       body.after_wait();
