@@ -158,8 +158,8 @@ struct GemmDenseWgmma {
   static_assert(!Cfg::kSwapAB && Cfg::kFragN == 1, "the wgmma kernel takes one n64 block per warp (swapping is built in)");
   // k-warpgroups take the stages in turn (scheduler/pipeline.cuh StageGroups) and share a tile's columns: half the
   // columns of one warpgroup a stage, so half the f32 partials a split tile's sharers exchange.
-  static_assert(Cfg::kWarpK == 1 || (Cfg::kProducer && kSpreadsSplitTiles && (Cfg::kWarpK == 2 || Cfg::kWarpK == 4)),
-                "k-warpgroups (2 or 4) need the producer's ring and the spread finish (wgmma N >= 32)");
+  static_assert(Cfg::kWarpK == 1 || (Cfg::kWarpK == 2 && Cfg::kProducer && kSpreadsSplitTiles),
+                "two k-warpgroups need the producer's ring and the spread finish (wgmma N >= 32)");
   static_assert(Cfg::kWarpN % 4 == 0, "warps along N come in warpgroups of four");
   static_assert(TOK == 16 || TOK == 32 || TOK == 64, "wgmma N (activation rows per warpgroup) is 16, 32 or 64");
   static_assert(BK == 64, "one 128-byte swizzle atom along K per stage");

@@ -7,9 +7,9 @@ per MAC, for M large enough to fill it).
 The parameters are gemm_dense's (same decoding, same packed layout, same launch arguments), read with the
 wgmma kernel's tile rules: warps along N come in warpgroups of four (256 weight columns each), each warpgroup
 multiplies its weights by ``16 * frag_m`` activation rows (wgmma's N: 32 or 64), one 64-deep stage at a time,
-one n64 block per warp, operands swapped by construction (``swap_n8`` = 0). ``warp_k`` = 2 or 4 (the
-four-fragment form with a producer): that many warpgroups share the tile's columns and take the stages in turn,
-reduced before the spread finish.
+one n64 block per warp, operands swapped by construction (``swap_n8`` = 0). ``warp_k`` = 2 (the four-fragment
+form with a producer): two warpgroups share the tile's columns and take the stages in turn, reduced before the
+spread finish.
 """
 
 from __future__ import annotations
@@ -95,9 +95,9 @@ class GemmDenseWgmmaSpec(GemmDenseSpec):
                        f"frag_m in {[n // 16 for n in TOKENS_PER_WARPGROUP]} (wgmma N = 16 frag_m)"),
             "warp_n": (self.warp_n in (4, 8), "warp_n = 4 or 8 (whole warpgroups of 64-column blocks)"),
             "frag_n": (self.frag_n == 1, "frag_n = 1 (one n64 block per warp)"),
-            "warp_k": (self.warp_k == 1 or (self.warp_k in (2, 4) and self.producer == 1 and self.spreads_split_tiles()),
-                       "warp_k = 1, or 2 / 4 k-warpgroups taking the stages in turn (with producer = 1 and "
-                       "frag_m >= 2: the spread finish reduces them)"),
+            "warp_k": (self.warp_k == 1 or (self.warp_k == 2 and self.producer == 1 and self.spreads_split_tiles()),
+                       "warp_k = 1, or 2 k-warpgroups taking the stages in turn (with producer = 1 and frag_m >= 2: "
+                       "the spread finish reduces them)"),
             "swap_n8": (self.swap_n8 == 0, "swap_n8 = 0 (the wgmma kernel swaps operands by construction)"),
             "one_token": (self.one_token == 0, "one_token = 0 (a decode kernel's specialisation)"),
             "stages": (self.stages >= self.min_stages(), _STAGES_RULE),

@@ -276,6 +276,27 @@ def test_split_tiles_spread_over_their_sharers_match_the_reference(m: int, sched
         _run("s4_g128", dtypes.bf16, m, (2048, 8192), bias=True, out=dtypes.bf16, schedule=schedule)
 
 
+# The four-fragment wgmma form as two k-warpgroups taking the ring's stages in turn (warp_k = 2, 256 columns; the
+# groups' sums reduced into the fragments each owns before the spread finish): 2048 x 8192 is 8 tiles of 128 k-steps,
+# ~16 CTAs a tile under Stream-K (segments of odd length: one group computes a stage more than the other, or the only
+# stage), whole tiles data-parallel; 1000 x 1088 leaves columns of the last tile past N and a K tail. MXFP4 takes
+# four scale rows a stage. Twice: the counters must be back at zero for the second launch.
+@pytest.mark.parametrize("case", [("s4_g128", 40, (2048, 8192), "stream-k"), ("s4_g128", 64, (2048, 8192), "split-k"),
+                                  ("s4_g128", 64, (2048, 8192), "data-parallel"),
+                                  ("s4_g128", 33, (1000, 1088), "stream-k"), ("mxfp4", 64, (2048, 8192), "stream-k")],
+                         ids=str)
+def test_k_warpgroups_taking_stages_in_turn_match_the_reference(case: tuple[str, int, tuple[int, int], str]) -> None:
+    from humming.kernels.gemm_dense import Tile
+    from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaSpec
+
+    fmt_id, m, shape, schedule = case
+    tile = Tile(1, 4, 4, 1, 2, 64, 8, producer=1)
+    for _ in range(2):
+        plan = _run(fmt_id, dtypes.bf16, m, shape, bias=True, out=dtypes.bf16, kernel=GemmDenseWgmmaSpec, tile=tile,
+                    schedule=schedule)
+    assert plan.spec.warp_k == 2 and plan.spec.spreads_split_tiles(), plan.explain()
+
+
 # The wide wgmma form (M > 128 on sm_90) under each schedule, its tiles whole or finished by the last sharer
 # (epilogue/finish.cuh): 2048 x 8192 at M = 300 is 32 tiles, data-parallel whole, split-K and Stream-K all split;
 # 8192 x 2048 at M = 1000 is 256 tiles of 32 k-steps on 132 CTAs, Stream-K both in one launch.

@@ -479,6 +479,17 @@ def test_the_wgmma_twin_refuses_tiles_its_template_cannot_run() -> None:
         with pytest.raises(InvalidInputError, match=rule):
             GemmDenseWgmmaSpec.build(t, dtypes.bf16, dtypes.bf16, d, bad)
 
+    # k-warpgroups need the producer's ring (they take its stages in turn) and the spread finish (frag_m >= 2)
+    split = wgmma_tile(1, 1, 64, 8, producer=1)
+    ok = GemmDenseWgmmaSpec.build(t, dtypes.bf16, dtypes.bf16, d, replace(split, warp_n=4, warp_k=2))
+    kernel = compile_spec(ok)  # check_compiled: the cubin's shared memory, threads and finish are the twin's
+    assert kernel.exports["block_n"] == 256 and kernel.exports["smem_bytes"] == ok.smem_bytes()
+    assert ok.smem_bytes() > ok.stages * ok.stage_bytes() + ok.reduction_bytes()  # the groups' reduction buffer
+    for bad in (replace(split, warp_n=4, warp_k=4), replace(split, warp_n=4, warp_k=2, frag_m=1),
+                replace(split, warp_n=4, warp_k=2, producer=0)):
+        with pytest.raises(InvalidInputError, match="warp_k="):
+            GemmDenseWgmmaSpec.build(t, dtypes.bf16, dtypes.bf16, d, bad)
+
     wide = wide_tile(2, 1, 256, 5)
     GemmDenseWgmmaWideSpec.build(t, dtypes.bf16, dtypes.bf16, d, wide)
     for bad, rule in ((replace(wide, warp_m=2), "warp_m=2"), (replace(wide, frag_m=3), "frag_m=3"),
