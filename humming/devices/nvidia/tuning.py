@@ -53,14 +53,14 @@ def _narrow(d: DecodeParams, act: DType) -> bool:
 KSPLIT_TILE = Tile(1, 4, 4, 1, 2, 64, 8, 8, 1, producer=1)
 
 
-def _eight_bit_bf16(d: DecodeParams, act: DType) -> bool:
-    """8-bit codes under bf16 activations: KSPLIT_TILE measured faster at M = 33..64 (LARGE_SMEM says by how much)."""
-    return d.wbits == 8 and act is dtypes.bf16
+def _eight_bit(d: DecodeParams, act: DType) -> bool:
+    """8-bit codes: KSPLIT_TILE measured faster at M = 33..64 (LARGE_SMEM says by how much)."""
+    return d.wbits == 8
 
 
-def _eight_bit_bf16_no_zero_rows(d: DecodeParams, act: DType) -> bool:
+def _eight_bit_no_zero_rows(d: DecodeParams, act: DType) -> bool:
     """The same without zero-point rows, which KSPLIT_TILE did not speed up at M = 65..128."""
-    return _eight_bit_bf16(d, act) and d.zmode is not ZeroMode.ROWS
+    return _eight_bit(d, act) and d.zmode is not ZeroMode.ROWS
 
 
 #: The one-token decode tile (M = 1): swapped operands, one n8 fragment, 128 columns, 128 k a warp, 2 CTAs an SM.
@@ -154,7 +154,7 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     TileRule(32, wgmma_tile(1, 1, 32, 8, min_blocks=2),
              "wgmma, one warpgroup of 256 columns x 32 rows (m64n32k16), 2 CTAs per SM", kernel=GemmDenseWgmmaSpec,
              min_nvrtc=WGMMA_MIN_NVRTC),
-    # 8-bit codes under bf16 activations at M = 33..64 (and M <= 128 without zero-point rows): the same two warpgroups
+    # 8-bit codes at M = 33..64 (and M <= 128 without zero-point rows): the same two warpgroups
     # on 256 columns, taking the ring's stages in turn (warp_k = 2; k-warpgroups, gemm_dense_wgmma.cuh), with six
     # 24 KiB stages where the 512-column tile fits five of 40 KiB. H100 SXM, 2026-12-06 07:35-07:45, verified, ABBA,
     # us (512 -> 256 x two k-warpgroups), 28672 x 8192 / 8192 x 28672 / 28672 x 4096: M = 64 s8 channel 102.5 / 100.5
@@ -163,13 +163,16 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # faster, u8 with zero points 1.3% slower to 2.6% faster (so not past 64). Its loads alone stream faster (s8
     # M = 64 a3 build 90.9 -> 87.9). Codes of at most 4 bits lost 2.5-10% on the three large shapes (s4 28672 x 8192
     # M = 64 68.0 -> 74.6; MXFP4 72.3 -> 75.2; NVFP4 85.4 -> 92.0) and won 0.6-3% on 8192 x 8192 and 4096 x 14336:
-    # their k-loop ran 17% slower (s4 without the finish 57.3 -> 67.1), the warpgroups' dequantisation and wgmmas out
-    # of step. Not measured on an H200 (none came) nor under f16 activations.
+    # their k-loop ran 6-17% slower (s4 without the finish 57.3-63.4 -> 67.1-68.4, two calls), the warpgroups'
+    # dequantisation and wgmmas out of step. f16 activations (07:50, 28672 x 8192 M = 64 only): s8 103.0 -> 94.8,
+    # e4m3 105.0 -> 97.7, u8 zero points 111.7 -> 102.3. At M = 32 the same tile with 32 rows against the tuner's
+    # one-warpgroup tile lost for s8 / e4m3 (85.7 -> 92.0 / 85.6 -> 94.3) and won for u8 zero points (104.5 ->
+    # 97.7): not taken. Not measured on an H200 (none came).
     TileRule(64, KSPLIT_TILE, "wgmma, two k-warpgroups of 256 columns x 64 rows taking the stages in turn (m64n64k16) "
-             "and a producer warpgroup (8-bit codes)", _eight_bit_bf16, kernel=GemmDenseWgmmaSpec,
+             "and a producer warpgroup (8-bit codes)", _eight_bit, kernel=GemmDenseWgmmaSpec,
              min_nvrtc=WGMMA_MIN_NVRTC, schedule="stream-k"),
     TileRule(128, KSPLIT_TILE, "wgmma, two k-warpgroups of 256 columns x 64 rows taking the stages in turn (m64n64k16) "
-             "and a producer warpgroup (8-bit codes without zero-point rows)", _eight_bit_bf16_no_zero_rows,
+             "and a producer warpgroup (8-bit codes without zero-point rows)", _eight_bit_no_zero_rows,
              kernel=GemmDenseWgmmaSpec, min_nvrtc=WGMMA_MIN_NVRTC, schedule="stream-k"),
     # M = 33..128: two warpgroups of 256 columns x 64 rows fed by a producer warpgroup (setmaxnreg): M = 64 / 128
     # 93.1 / 153.4 us against 104.0 / 166.9 for one warpgroup, 2 CTAs an SM, no producer (28672 x 8192 s4 g128 bf16,
