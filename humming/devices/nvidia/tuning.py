@@ -157,16 +157,16 @@ LARGE_SMEM: tuple[TileRule, ...] = (
     # 8-bit codes at M = 33..64 (and M <= 128 without zero-point rows): the same two warpgroups
     # on 256 columns, taking the ring's stages in turn (warp_k = 2; k-warpgroups, gemm_dense_wgmma.cuh), with six
     # 24 KiB stages where the 512-column tile fits five of 40 KiB. H100 SXM, 2026-12-06 07:35-07:45, verified, ABBA,
-    # us (512 -> 256 x two k-warpgroups), 28672 x 8192 / 8192 x 28672 / 28672 x 4096: M = 64 s8 channel 102.5 / 100.5
+    # us (512 -> 256 x two k-warpgroups), 28672 x 8192 / 8192 x 28672 / 28672 x 4096: M = 64 s8 channel 102.5 / 100.6
     # / 61.6 -> 92.4 / 92.5 / 56.3, e4m3 channel 102.4 / 98.7 / 59.7 -> 95.4 / 93.4 / 55.4, u8 zero points g128
-    # 110.3 / 107.7 / 62.9 -> 102.4 / 102.0 / 58.0; M = 33 2.5-8% faster on all nine; M = 128 s8 / e4m3 1.7-6.6%
-    # faster, u8 with zero points 1.3% slower to 2.6% faster (so not past 64). Its loads alone stream faster (s8
+    # 110.3 / 107.7 / 62.9 -> 102.4 / 102.0 / 58.0; M = 33 2-8% faster on all nine; M = 128 s8 / e4m3 2-7%
+    # faster, u8 with zero points 1.3% slower to 2.8% faster (so not past 64). Its loads alone stream faster (s8
     # M = 64 a3 build 90.9 -> 87.9). Codes of at most 4 bits lost 2.5-10% on the three large shapes (s4 28672 x 8192
-    # M = 64 68.0 -> 74.6; MXFP4 72.3 -> 75.2; NVFP4 85.4 -> 92.0) and won 0.6-3% on 8192 x 8192 and 4096 x 14336:
+    # M = 64 68.1 -> 74.6; MXFP4 72.3 -> 75.2; NVFP4 85.4 -> 92.0) and won 0.6-3% on 8192 x 8192 and 4096 x 14336:
     # their k-loop ran 6-17% slower (s4 without the finish 57.3-63.4 -> 67.1-68.4, two calls), the warpgroups'
-    # dequantisation and wgmmas out of step. f16 activations (07:50, 28672 x 8192 M = 64 only): s8 103.0 -> 94.8,
+    # dequantisation and wgmmas out of step. f16 activations (07:50, 28672 x 8192 M = 64 only): s8 103.1 -> 94.8,
     # e4m3 105.0 -> 97.7, u8 zero points 111.7 -> 102.3. At M = 32 the same tile with 32 rows against the tuner's
-    # one-warpgroup tile lost for s8 / e4m3 (85.7 -> 92.0 / 85.6 -> 94.3) and won for u8 zero points (104.5 ->
+    # one-warpgroup tile lost for s8 / e4m3 (85.8 -> 92.0 / 85.6 -> 94.3) and won for u8 zero points (104.5 ->
     # 97.7): not taken. Not measured on an H200 (none came).
     TileRule(64, KSPLIT_TILE, "wgmma, two k-warpgroups of 256 columns x 64 rows taking the stages in turn (m64n64k16) "
              "and a producer warpgroup (8-bit codes)", _eight_bit, kernel=GemmDenseWgmmaSpec,
