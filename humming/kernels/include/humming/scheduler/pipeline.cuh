@@ -21,6 +21,11 @@
 #ifndef HM_UNIFORM_WARP
 #define HM_UNIFORM_WARP 1
 #endif
+// Timing experiments only: 1 = stage groups (StageGroups below) meet at a barrier after every KG iterations, so that
+// their dequantisation and MMAs run in step (NOTES-wna16 run 42, lead 2); 0 = each group at its own pace.
+#ifndef HM_KGROUP_LOCKSTEP
+#define HM_KGROUP_LOCKSTEP 0
+#endif
 
 namespace humming {
 namespace scheduler {
@@ -143,6 +148,9 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
           body.compute(smem + stage * Kernel::Stage::kBytes, wm, wn, wk, lane);
           if constexpr (Body::kLagStages == 0) arch::mbarrier_arrive(empty + 8 * stage);
           else if (it - KG >= seg_begin) arch::mbarrier_arrive(empty + 8 * ((stage + S - KG) % S));
+        }
+        if constexpr (HM_KGROUP_LOCKSTEP != 0) {
+          if (static_cast<int>(it & (KG - 1)) == KG - 1) Cfg::sync_compute();
         }
         if (++stage == S) {
           stage = 0;
