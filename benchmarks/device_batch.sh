@@ -4,7 +4,7 @@
 #   the device's copy has no .git: put the commit in the call, HUMMING_COMMIT=<hash> bash benchmarks/device_batch.sh ...,
 #   so that the bench's JSON records it (wna16_report.git_commit)
 # Steps: devices gpu-tests older-targets output-rows jit compile-scaling wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long a-rows group-cols m1-floor f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode store-ab staged-ab ksplit conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long a-rows group-cols m1-floor f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode store-ab staged-ab ksplit ksplit-lockstep conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 # PLAN_ONLY=1 bash benchmarks/device_batch.sh STEP...: a dry run on a machine without a GPU, before device time goes
 # to a step: nothing is installed; profile_wna16 and bench_wna16 --check plan and compile the step's variants for the
@@ -210,6 +210,13 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
         timeout 120 $P --n $n --k $k --m 33,64 --tiles "tuner; $K; $K; tuner"; done
       for f in mxfp4 nvfp4 "w8a16 s8 ch"; do timeout 100 $P --format "$f" --m 64 --tiles "tuner; $K; $K; tuner"; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/ksplit.txt" ;;
+    # the k-warpgroup tile with its groups kept in step (HM_KGROUP_LOCKSTEP=1, a barrier every two stages) beside its
+    # default and the tuner's 512-column tile, s4 / MXFP4 / s8 at M = 64, verified (NOTES-wna16 run 42, lead 2; built,
+    # not yet run)
+    ksplit-lockstep) { P="$PROFILE --reps 25 --verify"; K="wgmma:1,4,4,1,2,64,8,8,1,0,0,1,0 stream-k"
+      for f in "w4a16 s4 g128" mxfp4 "w8a16 s8 ch"; do
+        timeout 100 $P --format "$f" --m 64 --tiles "tuner; $K; $K +HM_KGROUP_LOCKSTEP=1; $K +HM_KGROUP_LOCKSTEP=1; $K; tuner"
+      done; } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/ksplit-lockstep.txt" ;;
     # a workspace first needed inside a graph capture (run 23; before ops._filled_now the M = 1 case failed, 20:57)
     ws-capture) timeout 150 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider \
                   -k first_needed_in_a_capture 2>&1 | tail -3 | tee "$OUT/ws-capture.txt" ;;
