@@ -22,7 +22,7 @@ from humming.core.build import compile_many, compile_spec
 from humming.core.formats import Granularity, ScaleSpec, WeightFormat, ZeroPointSpec
 from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
-from humming.devices.nvidia import archs, tuning
+from humming.devices.nvidia import archs, tile_rules, tuning
 from humming.errors import InternalError, InvalidInputError, UnsupportedError
 from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
 from humming.kernels.gemm_dense_wgmma import (GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec,
@@ -73,7 +73,7 @@ def _cases() -> list[GemmDenseSpec]:
             fmt = W4
         specs.append(_spec(arch, fmt, 1 if i % 3 else 4096, act))
     # Every row of the tile table of the H200's target.
-    for rule in tuning.LARGE_SMEM:
+    for rule in tile_rules.LARGE_SMEM:
         specs.append(_spec("sm_90a", W4, min(rule.max_m, 4096), dtypes.bf16))
     return list(dict.fromkeys(specs))
 
@@ -531,7 +531,7 @@ def test_an_nvrtc_older_than_wgmma_needs_falls_back_to_mma_sync_and_says_why(mon
     monkeypatch.setattr(tuning, "nvrtc_version", lambda: (13, 5))
     assert type(tuning.TUNER.plan(problem, caps, 132).spec) is GemmDenseWgmmaWideTmaSpec
     # A table whose fitting rules all need a newer NVRTC (none of today's: each ends on mma.sync) says which.
-    monkeypatch.setattr(tuning, "table_for", lambda caps: tuple(r for r in tuning.LARGE_SMEM if r.min_nvrtc))
+    monkeypatch.setattr(tuning, "table_for", lambda caps: tuple(r for r in tile_rules.LARGE_SMEM if r.min_nvrtc))
     monkeypatch.setattr(tuning, "nvrtc_version", lambda: (12, 9))
     with pytest.raises(UnsupportedError, match=r"needs NVRTC >= 13\.\d[\s\S]*pip install -U nvidia-cuda-nvrtc"):
         tuning.TUNER.plan(problem, caps, 132)
@@ -869,8 +869,8 @@ def test_the_route_mirrors_the_tuner_plans_with_are_held_to_the_cubin(monkeypatc
 
     hopper = archs.capabilities("sm_90a")
     plan = tuning.TUNER.plan(GemmProblem(1, 28672, 8192, W4, dtypes.bf16, dtypes.bf16), hopper, 132)
-    assert plan.spec.tile == tuning.ONE_TOKEN_TILE and plan.spec.zero_on_sums()
-    f16 = GemmDenseSpec.build(hopper.target, dtypes.f16, dtypes.f16, DecodeParams.of(W4), tuning.ONE_TOKEN_TILE)
+    assert plan.spec.tile == tile_rules.ONE_TOKEN_TILE and plan.spec.zero_on_sums()
+    f16 = GemmDenseSpec.build(hopper.target, dtypes.f16, dtypes.f16, DecodeParams.of(W4), tile_rules.ONE_TOKEN_TILE)
     kernel, kernel16 = compile_many([plan.spec, f16])
     assert (kernel.exports["zero_on_sums"], kernel.exports["scales_on_sums"]) == (1, 1)
     assert (kernel16.exports["zero_on_sums"], kernel16.exports["scales_on_sums"]) == (0, 1) and not f16.zero_on_sums()
