@@ -1014,6 +1014,25 @@ def test_eight_bit_zero_point_wgmma_kernels_keep_local_memory_out_of_the_loop(ac
     assert loop_spill_accesses(_compiled_sass(spec, tmp_path)) == 0, spec.describe()
 
 
+def test_eight_bit_codes_take_k_warpgroups_where_they_measured_faster() -> None:
+    # tile_rules.KSPLIT_TILE (two k-warpgroups on 256 columns): 8-bit codes at M = 33..64, and at M <= 128 without
+    # zero-point rows (H100 SXM, 2026-12-06); codes of at most 4 bits and M <= 32 keep their tiles; targets without
+    # wgmma never see the row.
+    hopper, ampere = archs.capabilities("sm_90a"), archs.capabilities("sm_80")
+    s8 = WeightFormat(dtypes.s8, ScaleSpec(Granularity.CHANNEL, dtypes.f32))
+    u8 = WeightFormat(dtypes.u8, ScaleSpec(Granularity.GROUP, dtypes.bf16, 128), ZeroPointSpec.INT)
+    e4m3 = presets.get("fp8_channel_w8a16").weight
+    for fmt, act, m, split in ((s8, dtypes.bf16, 33, True), (e4m3, dtypes.f16, 64, True), (u8, dtypes.bf16, 64, True),
+                               (s8, dtypes.bf16, 128, True), (u8, dtypes.f16, 100, False), (s8, dtypes.bf16, 32, False),
+                               (W4, dtypes.bf16, 64, False), (presets.get("mxfp4").weight, dtypes.bf16, 64, False)):
+        spec = tuning.TUNER.plan(GemmProblem(m, 28672, 8192, fmt, act, act), hopper, 132).spec
+        assert (spec.tile.warp_k == 2 and type(spec) is GemmDenseWgmmaSpec) == split, (m, spec.describe())
+        if split:
+            assert spec.tile == replace(tile_rules.KSPLIT_TILE, stages=spec.stages), spec.describe()
+    spec = tuning.TUNER.plan(GemmProblem(64, 28672, 8192, s8, dtypes.bf16, dtypes.bf16), ampere, 108).spec
+    assert type(spec) is GemmDenseSpec, spec.describe()
+
+
 def test_integer_codes_merge_their_planes_onto_the_magic_register(tmp_path: Path) -> None:
     # Each bit plane of an integer code is one shift and one LOP3 (mask and merge) onto the magic exponent pair held
     # in a register (dequant/values.cuh int_pair). With the magic OR-ed in as an immediate after the planes, 3-bit
