@@ -196,7 +196,8 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
         echo "-- $v"; timeout 120 python3 benchmarks/bench_wna16.py --reps 25 --m 64,1024 --no-baselines --formats "w4a16 s4 g128" | grep "M="
       done; } 2>&1 | tee "$OUT/store-ab.txt" ;;
     # the wgmma forms' tiles stored through shared memory (1d930bd, 707f48d) against the pair store before them (the
-    # patch puts back 1d930bd^'s kernel sources), ABBA on one machine, M = 32..1024 on the five shapes (NOTES run 41)
+    # patch puts back 1d930bd^'s store, with the k-warpgroups kept: remade at 1e9b4ff, where applied the W4A16 layer's
+    # wgmma kernels are SASS-identical to 1d930bd^'s), ABBA on one machine, M = 32..1024 on the five shapes (NOTES run 41)
     staged-ab) { for v in new old old new; do
         if [ $v = old ] && [ ! -e /tmp/staged-old ]; then tree_patch < benchmarks/experiments/wna16-store-pairs.patch || exit 1; touch /tmp/staged-old; fi
         if [ $v = new ] && [ -e /tmp/staged-old ]; then tree_patch -R < benchmarks/experiments/wna16-store-pairs.patch || exit 1; rm /tmp/staged-old; fi
