@@ -204,19 +204,26 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
         echo "-- $v"; timeout 200 python3 benchmarks/bench_wna16.py --reps 25 --m ${AB_M:-32,64,128,256,1024} --no-baselines --formats "${AB_FORMATS:-w4a16 s4 g128}" | grep "M="
       done; } 2>&1 | tee "$OUT/staged-ab.txt" ;;
     # the four-fragment wgmma tile as two k-warpgroups taking the stages in turn (256 columns, warp_k = 2: half the f32
-    # partials a split tile's sharers exchange) against the tuner's 512-column tile, ABBA in one process each shape,
-    # verified; M = 33 and 64 on the issue's five shapes, then three other formats at M = 64 (NOTES-wna16 run 42)
+    # partials a split tile's sharers exchange) against the 512-column tile (O), ABBA in one process each line,
+    # verified: s4 at M = 33 / 64 on the issue's five shapes, MXFP4 / NVFP4 at M = 64, and the 8-bit codes the tuner
+    # gives it since d8f55c6 (s8, e4m3, u8 zp) at M = 33 / 64 / 128 on three shapes (NOTES-wna16 run 42; O, not
+    # "tuner", is the baseline: for 8-bit codes the tuner's tile is K)
     ksplit) { P="$PROFILE --reps 25 --verify"; K="wgmma:1,4,4,1,2,64,8,8,1,0,0,1,0 stream-k"
+      O="wgmma:1,4,8,1,1,64,8,8,1,0,0,1,0 stream-k"
       for nk in "28672 8192" "8192 28672" "28672 4096" "8192 8192" "4096 14336"; do read -r n k <<< "$nk"
-        timeout 120 $P --n $n --k $k --m 33,64 --tiles "tuner; $K; $K; tuner"; done
-      for f in mxfp4 nvfp4 "w8a16 s8 ch"; do timeout 100 $P --format "$f" --m 64 --tiles "tuner; $K; $K; tuner"; done
+        timeout 120 $P --n $n --k $k --m 33,64 --tiles "$O; $K; $K; $O"; done
+      for f in mxfp4 nvfp4; do timeout 100 $P --format "$f" --m 64 --tiles "$O; $K; $K; $O"; done
+      for f in "w8a16 s8 ch" "w8a16 e4m3 ch" "w8a16 u8 zp g128"; do
+        for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+          timeout 150 $P --format "$f" --n $n --k $k --m 33,64,128 --tiles "$O; $K; $K; $O"; done; done
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/ksplit.txt" ;;
     # the k-warpgroup tile with its groups kept in step (HM_KGROUP_LOCKSTEP=1, a barrier every two stages) beside its
     # default and the tuner's 512-column tile, s4 / MXFP4 / s8 at M = 64, verified (NOTES-wna16 run 42, lead 2; built,
     # not yet run)
     ksplit-lockstep) { P="$PROFILE --reps 25 --verify"; K="wgmma:1,4,4,1,2,64,8,8,1,0,0,1,0 stream-k"
+      O="wgmma:1,4,8,1,1,64,8,8,1,0,0,1,0 stream-k"
       for f in "w4a16 s4 g128" mxfp4 "w8a16 s8 ch"; do
-        timeout 100 $P --format "$f" --m 64 --tiles "tuner; $K; $K +HM_KGROUP_LOCKSTEP=1; $K +HM_KGROUP_LOCKSTEP=1; $K; tuner"
+        timeout 100 $P --format "$f" --m 64 --tiles "$O; $K; $K +HM_KGROUP_LOCKSTEP=1; $K +HM_KGROUP_LOCKSTEP=1; $K; $O"
       done; } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/ksplit-lockstep.txt" ;;
     # a workspace first needed inside a graph capture (run 23; before ops._filled_now the M = 1 case failed, 20:57)
     ws-capture) timeout 150 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider \
