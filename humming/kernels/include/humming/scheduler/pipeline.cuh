@@ -54,6 +54,13 @@ HM_DEVICE int stage_before(int stage) {
   return stage == 0 ? S - 1 : stage - 1;
 }
 
+// The ring slot `back` (1..KG) before `stage`: stage_before where every warp reads every stage (KG = 1).
+template <int S, int KG>
+HM_DEVICE int stages_back(int stage, int back) {
+  if constexpr (KG == 1) return stage_before<S>(stage);
+  else return (stage + S - back) % S;
+}
+
 // The producer form (Cfg::kProducer): Cfg::kProducerWarps warps after the compute warps issue every copy of the
 // CTA's range, up to STAGES stages ahead of the slowest compute warp (a warpgroup of them can give registers to
 // the compute warps: Cfg::producer_registers / compute_registers); stage s is handed over on two mbarriers after
@@ -81,6 +88,7 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   // Stage groups (Body::kStageGroups, wgmma k-warpgroups): the compute warps split into KG groups, group wk taking
   // the stages of iterations it with it % KG == wk, so each stage has one group's threads to hand it back.
   constexpr int KG = StageGroups<Body>::value;
+  static_assert((KG & (KG - 1)) == 0 && S % KG == 0, "stage groups: a power of two sharing the ring evenly");
   if (tid == 0) {
     for (int s = 0; s < S; ++s) {
       arch::mbarrier_init(full + 8 * s, 32 * Cfg::kProducerWarps);
@@ -137,45 +145,19 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   for (long long it = begin; it < end;) {
     const long long seg_begin = it;
     const long long seg_end = min(end, static_cast<long long>(c_tile + 1) * k_iters);
-    if constexpr (KG > 1) {
-      // This group's stages of the segment; a lagging body hands each back after its next compute() (the group's
-      // previous stage is KG slots back) or after drain().
-      static_assert((KG & (KG - 1)) == 0 && S % KG == 0, "stage groups: a power of two sharing the ring evenly");
-      for (; it < seg_end; ++it) {
-        if (static_cast<int>(it & (KG - 1)) == wk) {
-          arch::mbarrier_wait(full + 8 * stage, parity);
-          body.after_wait();
-          body.compute(smem + stage * Kernel::Stage::kBytes, wm, wn, wk, lane);
-          if constexpr (Body::kLagStages == 0) arch::mbarrier_arrive(empty + 8 * stage);
-          else if (it - KG >= seg_begin) arch::mbarrier_arrive(empty + 8 * ((stage + S - KG) % S));
-        }
-        if constexpr (HM_KGROUP_LOCKSTEP != 0) {
-          if (static_cast<int>(it & (KG - 1)) == KG - 1) Cfg::sync_compute();
-        }
-        if (++stage == S) {
-          stage = 0;
-          parity ^= 1;
-        }
-      }
-      if constexpr (Body::kLagStages > 0) {
-        body.drain();
-        // The group's last iteration of the segment, seg_end - back; its slot `back` before the cursor.
-        const int back = 1 + static_cast<int>((seg_end - 1 - wk) & (KG - 1));
-        if (seg_end - back >= seg_begin) arch::mbarrier_arrive(empty + 8 * ((stage + S - back) % S));
-      }
-      int mt, nt;
-      scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
-      body.finish(p, sk, smem + S * Kernel::Stage::kBytes, c_tile, mt, nt, seg_begin, it, wm, wn, wk, lane);
-      ++c_tile;
-      continue;
-    }
     for (; it < seg_end; ++it) {
-      arch::mbarrier_wait(full + 8 * stage, parity);
-      body.after_wait();
-      body.compute(smem + stage * Kernel::Stage::kBytes, wm, wn, wk, lane);
-      // Lagging bodies: this compute()'s first wait retired the previous stage's MMAs (none before a segment).
-      if constexpr (Body::kLagStages == 0) arch::mbarrier_arrive(empty + 8 * stage);
-      else if (it > seg_begin) arch::mbarrier_arrive(empty + 8 * stage_before<S>(stage));
+      if (KG == 1 || static_cast<int>(it & (KG - 1)) == wk) {
+        arch::mbarrier_wait(full + 8 * stage, parity);
+        body.after_wait();
+        body.compute(smem + stage * Kernel::Stage::kBytes, wm, wn, wk, lane);
+        // Lagging bodies: this compute()'s first wait retired the MMAs of the stage this group read before (KG slots
+        // back; none before a segment).
+        if constexpr (Body::kLagStages == 0) arch::mbarrier_arrive(empty + 8 * stage);
+        else if (it - KG >= seg_begin) arch::mbarrier_arrive(empty + 8 * stages_back<S, KG>(stage, KG));
+      }
+      if constexpr (KG > 1 && HM_KGROUP_LOCKSTEP != 0) {
+        if (static_cast<int>(it & (KG - 1)) == KG - 1) Cfg::sync_compute();
+      }
       if (++stage == S) {
         stage = 0;
         parity ^= 1;
@@ -183,7 +165,10 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
     }
     if constexpr (Body::kLagStages > 0) {
       body.drain();
-      arch::mbarrier_arrive(empty + 8 * stage_before<S>(stage));
+      // The group's last iteration of the segment is seg_end - back, its slot `back` before the cursor (KG = 1: the
+      // one before, always in the segment).
+      const int back = 1 + static_cast<int>((seg_end - 1 - wk) & (KG - 1));
+      if (KG == 1 || seg_end - back >= seg_begin) arch::mbarrier_arrive(empty + 8 * stages_back<S, KG>(stage, back));
     }
     int mt, nt;
     scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
