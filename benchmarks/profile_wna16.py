@@ -36,7 +36,7 @@ from humming.core.plan import KernelPlan  # noqa: E402
 from humming.core.problem import GemmProblem  # noqa: E402
 from humming.kernels.gemm_dense import GemmDenseSpec, Tile  # noqa: E402
 from humming.kernels.gemm_dense_wgmma import (  # noqa: E402
-    GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec)
+    GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec, GemmDenseWgmmaWideTmaPairSpec)
 
 #: Int index in the tile-counter workspace (ops._workspace: at least 4096 ints, tile counters from 0; no variant run
 #: here has 1024 tiles) of the two u64
@@ -47,7 +47,7 @@ SPAN_CTAS = (4096 - SPAN_INDEX - 4) // 6
 
 
 KERNELS = {"sync": GemmDenseSpec, "wgmma": GemmDenseWgmmaSpec, "wide": GemmDenseWgmmaWideSpec,
-           "widetma": GemmDenseWgmmaWideTmaSpec}
+           "widetma": GemmDenseWgmmaWideTmaSpec, "widepair": GemmDenseWgmmaWideTmaPairSpec}
 
 
 def slowest_ctas(rec: torch.Tensor, ctas: int, grid: int, tiles: int, k_iters: int, count: int) -> str:

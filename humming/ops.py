@@ -281,7 +281,8 @@ def launch(out: torch.Tensor, x2: torch.Tensor, data: torch.Tensor, scales: torc
     kernel.launch(plan.grid, plan.block, plan.smem,
                   (x2, data, scales, zeros, chscale, gscale, bias, out, ws, cnt,
                    m, n, k, x2.stride(0), out.stride(0), nb64, k_pad, m_tiles, n_tiles, *plan.spec.launch_extras(x2)),
-                  cooperative=plan.cooperative, programmatic=_programmatic(device, kernel))
+                  cluster=(plan.cluster, 1, 1) if plan.cluster > 1 else None, cooperative=plan.cooperative,
+                  programmatic=_programmatic(device, kernel))
     return plan
 
 

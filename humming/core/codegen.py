@@ -138,6 +138,8 @@ class KernelSpec:
     signature: ClassVar[tuple[str, ...]] = ()
     #: The MMA family the kernel issues, as the capability model names it ("mma.sync", "wgmma"); None: no MMA.
     mma_family: ClassVar[str | None] = None
+    #: CTAs a thread-block cluster along the grid's x the kernel must be launched with (1: no cluster).
+    cluster_n: ClassVar[int] = 1
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

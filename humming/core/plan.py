@@ -29,11 +29,13 @@ class KernelPlan:
     reasons: tuple[str, ...] = field(default=())  # why this choice, one line each
     cooperative: bool = False  # every CTA resident at once: CTAs wait for others' partial tiles
     sentinel: bool = False  # the partial slots hold the all-ones "not written" word between launches (decode tiles)
+    cluster: int = 1  # CTAs a thread-block cluster (consecutive CTAs of the 1-D grid); 1: no cluster
 
     def explain(self) -> str:
         lines = [self.problem.describe(), f"kernel: {self.spec.describe()}",
                  f"launch: {self.grid} CTAs x {self.block} threads, {self.smem} bytes of shared memory, {self.schedule}"
-                 + (" (cooperative)" if self.cooperative else "")]
+                 + (" (cooperative)" if self.cooperative else "")
+                 + (f", clusters of {self.cluster} CTAs" if self.cluster > 1 else "")]
         needs = [r.what for r in self.spec.requirements()]
         if needs:  # the instruction it is built on first: what the kernel needs of the target
             lines.append("needs: " + "; ".join(needs))

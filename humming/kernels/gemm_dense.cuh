@@ -118,6 +118,7 @@ struct GemmDenseConfig {
   // A producer warp after the compute warps issues every copy; stages hand over on mbarriers (pipeline.cuh).
   static constexpr bool kProducer = PRODUCER_ != 0;
   static constexpr bool kTmaA = false;  // activations by tensor copy (gemm_dense_wgmma.cuh's TMA configuration)
+  static constexpr int kClusterN = 1;   // CTAs a cluster sharing each stage's activation tile (the TMA pair form)
   static_assert(!(kProducer && kBulkWeights), "the producer warp copies the weights itself");
 #if defined(HM_ARCH) && HM_ARCH < 800
   static_assert(!kProducer, "the producer warp needs cp.async and mbarriers (sm_80+)");
@@ -187,7 +188,7 @@ struct GemmDense {
   // is spread over the tile's rows, a part each.
   using Route = dequant::Route<Cfg>;
   using SyncALoader = memory::ActivationLoader<Cfg::kThreads, Stage, kLoadedRows, Route::kSpreadChunks, Route::kParts>;
-  using ALoader = typename Select<Cfg::kTmaA, memory::TmaActivationLoader<Stage, kFirst>,
+  using ALoader = typename Select<Cfg::kTmaA, memory::TmaActivationLoader<Stage, kFirst, Cfg::kClusterN>,
                                   typename Select<Cfg::kProducer, memory::WarpActivationLoader<Stage, kFirst, kLoadThreads>,
                                                   SyncALoader>::type>::type;
   using SLoader = memory::RowLoader<kLoadThreads, (Stage::kSRows > 0 ? Stage::kSRows : 1), BN * Stage::kSBytes, BK,
@@ -205,7 +206,7 @@ struct GemmDense {
 
     HM_DEVICE void set_tile(const GemmDenseArgs& p, int tile) {
       int mt, nt;
-      scheduler::tile_coords(tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
+      scheduler::tile_coords<Cfg::kClusterN>(tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
       w.set_tile(p.w, nt, p.nb64);
       a.set_tile(p.a, mt * BM, p.m, p.k, p.lda);
       const int row_bytes_s = p.nb64 * 64 * Stage::kSBytes;

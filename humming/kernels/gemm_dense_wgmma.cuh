@@ -124,6 +124,14 @@ struct WgmmaWideTmaConfig : WgmmaWideConfig<Base> {
   static constexpr bool kTmaA = true;
 };
 
+// The TMA form launched as clusters of two CTAs on adjacent n tiles of one m tile (one CTA a tile), each copying
+// half of every stage's activation tile into both (memory/tma.cuh): a 256-row tile's 32 KiB a stage crosses from L2
+// once per pair.
+template <class Base>
+struct WgmmaWideTmaPairConfig : WgmmaWideTmaConfig<Base> {
+  static constexpr int kClusterN = 2;
+};
+
 // HM_ABLATE (gemm_dense.cuh; timing experiments only, wrong values): 1 and 3 drop the MMAs (their operands are
 // still consumed); 2 and 3 take the raw code words in dequant::BlockPairs (dequant/pairs.cuh).
 template <int TOK, class Act>
@@ -386,6 +394,16 @@ __global__ void HM_GEMM_DENSE_BOUNDS(WgmmaWideTmaConfig<HM_GEMM_DENSE_CONFIG>)
   GemmDenseArgs args = HM_GEMM_DENSE_ARGS;
   args.a = &act_map;
   GemmDenseWgmmaWide<WgmmaWideTmaConfig<HM_GEMM_DENSE_CONFIG>>::run(args);
+}
+
+// The TMA form in clusters of two (WgmmaWideTmaPairConfig): its tensor map's box is BK x BM / 2.
+template <HM_GEMM_DENSE_TEMPLATE>
+__global__ void HM_GEMM_DENSE_BOUNDS(WgmmaWideTmaPairConfig<HM_GEMM_DENSE_CONFIG>)
+    gemm_dense_wgmma_wide_tma_pair(HM_GEMM_DENSE_PARAMS, const __grid_constant__ arch::TensorMap act_map) {
+  const arch::KernelSpan span(counters);
+  GemmDenseArgs args = HM_GEMM_DENSE_ARGS;
+  args.a = &act_map;
+  GemmDenseWgmmaWide<WgmmaWideTmaPairConfig<HM_GEMM_DENSE_CONFIG>>::run(args);
 }
 
 }  // namespace humming

@@ -14,7 +14,7 @@ spread finish.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from humming.capabilities.model import DeviceCapabilities
@@ -219,3 +219,40 @@ class GemmDenseWgmmaWideTmaSpec(GemmDenseWgmmaWideSpec):
         from humming.devices.nvidia.tensormap import activation_map
 
         return (activation_map(activations, self.tile.block_m),)
+
+
+def _multicast_requirement() -> Requirement:
+    return needs("memory.tma_multicast", what="TMA multicast into a thread-block cluster (.multicast::cluster)",
+                 alternatives=("GemmDenseWgmmaWideTmaSpec (each CTA copies its own activation tile)",))
+
+
+@dataclass(frozen=True)
+class GemmDenseWgmmaWideTmaPairSpec(GemmDenseWgmmaWideTmaSpec):
+    """``humming::gemm_dense_wgmma_wide_tma_pair``: the TMA form launched in clusters of two CTAs on adjacent n tiles
+    of one m tile, each copying half of every stage's activation tile into both (memory/tma.cuh). One CTA a tile
+    (the data-parallel schedule) and an even number of n tiles; its tensor map's box is ``block_m / 2`` rows."""
+
+    kernel = "humming::gemm_dense_wgmma_wide_tma_pair"
+    config_template = "humming::WgmmaWideTmaPairConfig"
+    cluster_n = 2
+
+    def check(self) -> None:
+        super().check()
+        half = self.tile.block_m // self.cluster_n
+        _check_rules(self, {"frag_m": (half % 8 == 0, "block_m / 2 a multiple of 8 rows (whole swizzle atoms)")})
+
+    @classmethod
+    def target_requirements(cls, act: DType) -> tuple[Requirement, ...]:
+        return (*super().target_requirements(act), _multicast_requirement())
+
+    def requirements(self) -> tuple[Requirement, ...]:
+        return (*super().requirements(), _multicast_requirement())
+
+    def launch_extras(self, activations: torch.Tensor) -> tuple[Any, ...]:
+        from humming.devices.nvidia.tensormap import activation_map
+
+        return (activation_map(activations, self.tile.block_m // self.cluster_n),)
+
+    def single(self) -> GemmDenseWgmmaWideTmaSpec:
+        """The same kernel without clusters (each CTA copies its whole activation tile)."""
+        return GemmDenseWgmmaWideTmaSpec(**{f.name: getattr(self, f.name) for f in fields(self)})

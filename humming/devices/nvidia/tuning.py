@@ -216,6 +216,13 @@ class DenseTuner:
                 schedule = "split-k"
             else:
                 schedule = "stream-k"
+        if spec.cluster_n > 1 and (schedule != "data-parallel" or n_tiles % spec.cluster_n):
+            why = (f"clusters of {spec.cluster_n} CTAs need one CTA a tile and a multiple of {spec.cluster_n} n tiles "
+                   f"(here {schedule}, {n_tiles} n tiles)")
+            if not by_rule or not hasattr(spec, "single"):
+                raise InvalidInputError(f"{spec.describe()}: {why}")
+            spec = spec.single()
+            reasons.append(f"{why}: without clusters")
         if schedule == "split-k":
             if splits < 2:
                 raise InvalidInputError(f"schedule='split-k': {tiles} tiles of {k_iters} k-steps have no even split "
@@ -261,7 +268,7 @@ class DenseTuner:
         # Tile counters only for the counter forms: the decode form's first CTA waits on the slots.
         counters = tiles if ws and not waits else 0
         return KernelPlan(problem, spec, grid, spec.cta_threads(), spec.smem_bytes(), ws, counters, schedule,
-                          tuple(reasons), cooperative=waits or spreads, sentinel=waits)
+                          tuple(reasons), cooperative=waits or spreads, sentinel=waits, cluster=spec.cluster_n)
 
     @staticmethod
     def grid_sizes(plan: KernelPlan) -> tuple[int, int, int]:

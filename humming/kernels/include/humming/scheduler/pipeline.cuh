@@ -11,6 +11,7 @@
 // (which reads the accumulators) sits inside the k-loop: ptxas serialises every wgmma otherwise (C7518).
 #pragma once
 #include <humming/arch/bulk.cuh>
+#include <humming/arch/cluster.cuh>
 #include <humming/arch/grid_dependency.cuh>
 #include <humming/arch/memory.cuh>
 #include <humming/arch/types.cuh>
@@ -71,6 +72,10 @@ HM_DEVICE int stages_back(int stage, int back) {
 // inside the k-loop. A body with kLagStages = 1 (asynchronous MMAs still reading the stage after compute()
 // returns) hands a stage back after the next compute(), whose first wait retires them, or after drain() at the
 // end of a segment.
+// Clusters (Cfg::kClusterN > 1, one CTA a tile: the CTAs multicast each stage's activation tile into all of them,
+// memory/tma.cuh): a producer writes a slot of every CTA, so each empty[s] also counts one arrival per compute
+// warp of each peer CTA (mbarrier_arrive_cluster), and the CTAs meet at a cluster barrier once their barriers are
+// initialised and again before they exit (no peer arrives on a barrier of a CTA that is gone).
 template <class Kernel, class Body, class Args>
 HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   using Cfg = typename Kernel::Config;
@@ -89,13 +94,23 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   // the stages of iterations it with it % KG == wk, so each stage has one group's threads to hand it back.
   constexpr int KG = StageGroups<Body>::value;
   static_assert((KG & (KG - 1)) == 0 && S % KG == 0, "stage groups: a power of two sharing the ring evenly");
+  constexpr int CL = Cfg::kClusterN;
+  static_assert(CL == 1 || KG == 1, "a cluster's CTAs take every stage with all their compute warps");
   if (tid == 0) {
     for (int s = 0; s < S; ++s) {
       arch::mbarrier_init(full + 8 * s, 32 * Cfg::kProducerWarps);
-      arch::mbarrier_init(empty + 8 * s, Cfg::kThreads / KG);
+      arch::mbarrier_init(empty + 8 * s, Cfg::kThreads / KG + (CL - 1) * (Cfg::kThreads / 32));
     }
+    if constexpr (CL > 1) arch::fence_mbarrier_init_cluster();
   }
-  __syncthreads();  // the barriers are initialised before either side uses them (the last CTA-wide barrier)
+  // The barriers are initialised before either side uses them (the last CTA-wide barrier; with clusters, before
+  // a peer's copies or arrivals reach them).
+  if constexpr (CL > 1) {
+    arch::cluster_arrive();
+    arch::cluster_wait();
+  } else {
+    __syncthreads();
+  }
   arch::wait_prior_grids();  // activations, workspace and output may be the previous grid's (grid_dependency.cuh)
   arch::release_dependent_grids();
 
@@ -122,6 +137,7 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
         parity ^= 1;
       }
     }
+    if constexpr (CL > 1) arch::cluster_arrive();  // the exit meeting (below): the producer does not wait
     return;  // copies still in flight land in a CTA whose compute warps wait for them
   }
 
@@ -139,6 +155,16 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   const int wm = (warp / Cfg::kWarpN) % Cfg::kWarpM;
   const int wk = warp / (Cfg::kWarpN * Cfg::kWarpM);
   Body body(p);
+  // A compute thread's hand-back of slot s: its own arrival, and with clusters one a warp on each peer's empty[s].
+  const u32 rank = CL > 1 ? arch::cluster_ctarank() : 0;
+  auto hand_back = [&](int s) {
+    arch::mbarrier_arrive(empty + 8 * s);
+    if constexpr (CL > 1) {
+      __syncwarp();
+      if (lane == 0)
+        for (int r = 1; r < CL; ++r) arch::mbarrier_arrive_cluster(empty + 8 * s, (rank + r) % CL);
+    }
+  };
   int c_tile = static_cast<int>(begin / k_iters);
   int stage = 0;
   u32 parity = 0;
@@ -152,8 +178,8 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
         body.compute(smem + stage * Kernel::Stage::kBytes, wm, wn, wk, lane);
         // Lagging bodies: this compute()'s first wait retired the MMAs of the stage this group read before (KG slots
         // back; none before a segment).
-        if constexpr (Body::kLagStages == 0) arch::mbarrier_arrive(empty + 8 * stage);
-        else if (it - KG >= seg_begin) arch::mbarrier_arrive(empty + 8 * stages_back<S, KG>(stage, KG));
+        if constexpr (Body::kLagStages == 0) hand_back(stage);
+        else if (it - KG >= seg_begin) hand_back(stages_back<S, KG>(stage, KG));
       }
       if constexpr (KG > 1 && HM_KGROUP_LOCKSTEP != 0) {
         if (static_cast<int>(it & (KG - 1)) == KG - 1) Cfg::sync_compute();
@@ -168,12 +194,16 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
       // The group's last iteration of the segment is seg_end - back, its slot `back` before the cursor (KG = 1: the
       // one before, always in the segment).
       const int back = 1 + static_cast<int>((seg_end - 1 - wk) & (KG - 1));
-      if (KG == 1 || seg_end - back >= seg_begin) arch::mbarrier_arrive(empty + 8 * stages_back<S, KG>(stage, back));
+      if (KG == 1 || seg_end - back >= seg_begin) hand_back(stages_back<S, KG>(stage, back));
     }
     int mt, nt;
-    scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
+    scheduler::tile_coords<Cfg::kClusterN>(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
     body.finish(p, sk, smem + S * Kernel::Stage::kBytes, c_tile, mt, nt, seg_begin, it, wm, wn, wk, lane);
     ++c_tile;
+  }
+  if constexpr (CL > 1) {
+    arch::cluster_arrive();
+    arch::cluster_wait();
   }
 }
 
@@ -258,7 +288,7 @@ HM_DEVICE void pipeline_all_threads(const Args& p, char* smem) {
       }
     }
     int mt, nt;
-    scheduler::tile_coords(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
+    scheduler::tile_coords<Cfg::kClusterN>(c_tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
     // The k-warp reduction's buffer, after the stages.
     char* red = smem + Kernel::S * Kernel::Stage::kBytes;
     body.finish(p, sk, red, c_tile, mt, nt, seg_begin, it, wm, wn, wk, lane);

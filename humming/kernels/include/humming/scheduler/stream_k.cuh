@@ -57,14 +57,19 @@ HM_DEVICE StreamK stream_k_of(const Args& p, int k_iters) {
 }
 
 // Tile t -> (m tile, n tile): groups of `group_m` m-tiles walk N together, so that the CTAs running at once
-// share both their activation rows and their weight columns in L2.
+// share both their activation rows and their weight columns in L2. CLUSTER_N consecutive tiles (one cluster's CTAs,
+// one CTA a tile) take adjacent n tiles of one m tile, so that they share its activations (n_tiles % CLUSTER_N == 0).
+template <int CLUSTER_N = 1>
 HM_DEVICE void tile_coords(int t, int m_tiles, int n_tiles, int group_m, int& mt, int& nt) {
+  const int part = t % CLUSTER_N;
+  t /= CLUSTER_N;
+  n_tiles /= CLUSTER_N;
   const int per_group = group_m * n_tiles;
   const int first_m = (t / per_group) * group_m;
   const int rows = min(m_tiles - first_m, group_m);
   const int local = t - (t / per_group) * per_group;
   mt = first_m + local % rows;
-  nt = local / rows;
+  nt = (local / rows) * CLUSTER_N + part;
 }
 
 }  // namespace scheduler
