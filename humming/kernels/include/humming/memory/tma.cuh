@@ -18,6 +18,12 @@
 #include <humming/arch/tma.cuh>
 #include <humming/memory/stage.cuh>
 
+// Timing experiments only (NOTES-wna16 run 43): 0 = a cluster's CTAs each copy their own whole tile (two boxes of
+// BM / CLUSTER rows), nothing multicast.
+#ifndef HM_CLUSTER_MULTICAST
+#define HM_CLUSTER_MULTICAST 1
+#endif
+
 namespace humming {
 namespace memory {
 
@@ -43,6 +49,9 @@ struct TmaActivationLoader {
       arch::mbarrier_expect_tx(bar, Stage::BM * Stage::BK * 2);
       if constexpr (CLUSTER == 1) {
         arch::tma_load_2d(dst, map, kt * Stage::BK, m0, bar);
+      } else if constexpr (!HM_CLUSTER_MULTICAST) {
+        for (int r = 0; r < CLUSTER; ++r)
+          arch::tma_load_2d(dst + r * kPartRows * Stage::BK * 2, map, kt * Stage::BK, m0 + r * kPartRows, bar);
       } else {
         arch::tma_load_2d_multicast(dst + part * kPartRows * Stage::BK * 2, map, kt * Stage::BK, m0 + part * kPartRows,
                                     bar, static_cast<u16>((1u << CLUSTER) - 1u));

@@ -27,6 +27,12 @@
 #ifndef HM_KGROUP_LOCKSTEP
 #define HM_KGROUP_LOCKSTEP 0
 #endif
+// Timing experiments only (NOTES-wna16 run 43): 1 = a cluster's compute warps hand slots back to their own CTA
+// alone (the producers do not wait for the peer: wrong values; with HM_CLUSTER_MULTICAST=0 each CTA copies its own
+// tile and the values are right again).
+#ifndef HM_CLUSTER_LOCAL_ONLY
+#define HM_CLUSTER_LOCAL_ONLY 0
+#endif
 
 namespace humming {
 namespace scheduler {
@@ -99,7 +105,7 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   if (tid == 0) {
     for (int s = 0; s < S; ++s) {
       arch::mbarrier_init(full + 8 * s, 32 * Cfg::kProducerWarps);
-      arch::mbarrier_init(empty + 8 * s, Cfg::kThreads / KG + (CL - 1) * (Cfg::kThreads / 32));
+      arch::mbarrier_init(empty + 8 * s, Cfg::kThreads / KG + (HM_CLUSTER_LOCAL_ONLY ? 0 : (CL - 1) * (Cfg::kThreads / 32)));
     }
     if constexpr (CL > 1) arch::fence_mbarrier_init_cluster();
   }
@@ -159,7 +165,7 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   const u32 rank = CL > 1 ? arch::cluster_ctarank() : 0;
   auto hand_back = [&](int s) {
     arch::mbarrier_arrive(empty + 8 * s);
-    if constexpr (CL > 1) {
+    if constexpr (CL > 1 && !HM_CLUSTER_LOCAL_ONLY) {
       __syncwarp();
       if (lane == 0)
         for (int r = 1; r < CL; ++r) arch::mbarrier_arrive_cluster(empty + 8 * s, (rank + r) % CL);

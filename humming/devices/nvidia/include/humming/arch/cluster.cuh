@@ -27,13 +27,27 @@ HM_DEVICE void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.align
 
 HM_DEVICE void fence_mbarrier_init_cluster() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
 
+// Timing experiments only (NOTES-wna16 run 43): the semantics of a peer arrival, 0 .release.cluster, 1 the default
+// (.release.cta), 2 .relaxed.cluster.
+#ifndef HM_CLUSTER_ARRIVE
+#define HM_CLUSTER_ARRIVE 0
+#endif
+
 // One arrival on the mbarrier at CTA-local shared address `bar`, in CTA `rank` of the cluster.
 HM_DEVICE void mbarrier_arrive_cluster(u32 bar, u32 rank) {
+#if HM_CLUSTER_ARRIVE == 1
+#define HM_ARRIVE_SEM ""
+#elif HM_CLUSTER_ARRIVE == 2
+#define HM_ARRIVE_SEM ".relaxed.cluster"
+#else
+#define HM_ARRIVE_SEM ".release.cluster"
+#endif
   asm volatile(
       "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "mbarrier.arrive" HM_ARRIVE_SEM ".shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
       "r"(rank)
       : "memory");
+#undef HM_ARRIVE_SEM
 }
 
 // tma_load_2d's box, written to `dst` and credited to `bar` (CTA-local offsets) in every CTA of `mask`.
