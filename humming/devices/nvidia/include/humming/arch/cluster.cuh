@@ -3,8 +3,7 @@
 //
 // PTX ISA 8.0: %cluster_ctarank; barrier.cluster.arrive / wait (every thread of the cluster; .release / .acquire
 // order the shared-memory accesses of the cluster around it); mapa.shared::cluster (a CTA-local shared address ->
-// the same offset in CTA `rank` of the cluster); mbarrier.arrive.release.cluster.shared::cluster on such an
-// address; fence.mbarrier_init.release.cluster (barrier initialisations visible to the cluster before a peer
+// the same offset in CTA `rank` of the cluster); mbarrier.arrive.shared::cluster on such an address; fence.mbarrier_init.release.cluster (barrier initialisations visible to the cluster before a peer
 // arrives on them or a copy completes on them); cp.async.bulk.tensor ... .multicast::cluster (one box read once,
 // written to the same shared offset of every CTA in a 16-bit mask, each CTA's mbarrier at that offset credited with
 // the box's bytes).
@@ -27,8 +26,11 @@ HM_DEVICE void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.align
 
 HM_DEVICE void fence_mbarrier_init_cluster() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
 
-// Timing experiments only (NOTES-wna16 run 43): the semantics of a peer arrival, 0 .release.cluster, 1 the default
-// (.release.cta), 2 .relaxed.cluster.
+// The semantics of a peer arrival: the default's (.release at CTA scope, the form CUTLASS's ClusterBarrier::arrive
+// issues). The slot it hands back was read by this warp's LDS (their values consumed) and wgmma (retired by its
+// wait) before it. Timing experiments only (NOTES-wna16 run 43): 1 = .release.cluster, which ptxas compiles to
+// MEMBAR.ALL.GPU before each arrival (the pair form ran 1.5x slower than one CTA a tile, H100, 2026-12-06);
+// 2 = .relaxed.cluster.
 #ifndef HM_CLUSTER_ARRIVE
 #define HM_CLUSTER_ARRIVE 0
 #endif
@@ -36,11 +38,11 @@ HM_DEVICE void fence_mbarrier_init_cluster() { asm volatile("fence.mbarrier_init
 // One arrival on the mbarrier at CTA-local shared address `bar`, in CTA `rank` of the cluster.
 HM_DEVICE void mbarrier_arrive_cluster(u32 bar, u32 rank) {
 #if HM_CLUSTER_ARRIVE == 1
-#define HM_ARRIVE_SEM ""
+#define HM_ARRIVE_SEM ".release.cluster"
 #elif HM_CLUSTER_ARRIVE == 2
 #define HM_ARRIVE_SEM ".relaxed.cluster"
 #else
-#define HM_ARRIVE_SEM ".release.cluster"
+#define HM_ARRIVE_SEM ""
 #endif
   asm volatile(
       "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
