@@ -308,6 +308,24 @@ def test_wide_tiles_whole_and_split_match_the_reference(case: tuple[int, tuple[i
         _run("s4_g128", dtypes.f16, m, shape, bias=True, out=dtypes.f16, schedule=schedule)
 
 
+# The wide TMA form in clusters of two (each CTA copies half of every stage's activation tile, multicast into both;
+# one CTA a tile): M = 1000 leaves the second half of the last m tile partly past M (its box reads zeros), M = 300 the
+# whole second half of the second m tile; 1280 x 1088 is ten 128-column n tiles (five pairs, the last tile partly past
+# N) with a K tail; MXFP4 and u4 with zero points take scale / zero rows beside the weights. Twice: nothing a launch
+# leaves behind (barriers, counters) may change the second.
+@pytest.mark.parametrize("case", [("s4_g128", dtypes.bf16, 1000, (2048, 8192)), ("s4_g128", dtypes.f16, 300, (1280, 1088)),
+                                  ("mxfp4", dtypes.bf16, 512, (2048, 4096)), ("u4_zp_g128", dtypes.f16, 777, (1280, 2048))],
+                         ids=str)
+def test_wide_tiles_in_clusters_of_two_match_the_reference(case: tuple[str, dtypes.DType, int, tuple[int, int]]) -> None:
+    from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaWideTmaPairSpec, wide_tile
+
+    fmt_id, act, m, shape = case
+    for _ in range(2):
+        plan = _run(fmt_id, act, m, shape, bias=True, out=act, kernel=GemmDenseWgmmaWideTmaPairSpec,
+                    tile=wide_tile(2, 1, 256, 5, producer=1), schedule="data-parallel")
+    assert plan.cluster == 2 and plan.schedule == "data-parallel", plan.explain()
+
+
 # bf16 activations with group-scaled float weights at M = 9..16 (and M <= 8 with groups of 16) carry the weights'
 # exponent fix themselves (2^64 on the activations, the rest in the f32 epilogue; dequant/route.cuh kFixOnActivations):
 # rows of activations from 2^-40 to 2^60 in magnitude stay within the tolerance, on the split-K shape and an odd one
