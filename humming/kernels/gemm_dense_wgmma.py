@@ -14,7 +14,7 @@ spread finish.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from humming.capabilities.model import DeviceCapabilities
@@ -230,7 +230,11 @@ def _multicast_requirement() -> Requirement:
 class GemmDenseWgmmaWideTmaPairSpec(GemmDenseWgmmaWideTmaSpec):
     """``humming::gemm_dense_wgmma_wide_tma_pair``: the TMA form launched in clusters of two CTAs on adjacent n tiles
     of one m tile, each copying half of every stage's activation tile into both (memory/tma.cuh). One CTA a tile
-    (the data-parallel schedule) and an even number of n tiles; its tensor map's box is ``block_m / 2`` rows."""
+    (the data-parallel schedule) and an even number of n tiles; its tensor map's box is ``block_m / 2`` rows.
+
+    Opt-in: no tuner rule takes it. On the H100 (2026-12-06, ABBA, verified) it tied with one CTA a tile on 28672 x
+    8192 (M = 1000 / 1024 / 4096) and 8192 x 28672 and ran 1-4% slower on the other three shapes, MXFP4, s8 and f16:
+    the activations' L2-to-SM traffic does not bound the wide tile there (NOTES-wna16 run 43)."""
 
     kernel = "humming::gemm_dense_wgmma_wide_tma_pair"
     config_template = "humming::WgmmaWideTmaPairConfig"
@@ -252,7 +256,3 @@ class GemmDenseWgmmaWideTmaPairSpec(GemmDenseWgmmaWideTmaSpec):
         from humming.devices.nvidia.tensormap import activation_map
 
         return (activation_map(activations, self.tile.block_m // self.cluster_n),)
-
-    def single(self) -> GemmDenseWgmmaWideTmaSpec:
-        """The same kernel without clusters (each CTA copies its whole activation tile)."""
-        return GemmDenseWgmmaWideTmaSpec(**{f.name: getattr(self, f.name) for f in fields(self)})

@@ -217,12 +217,9 @@ class DenseTuner:
             else:
                 schedule = "stream-k"
         if spec.cluster_n > 1 and (schedule != "data-parallel" or n_tiles % spec.cluster_n):
-            why = (f"clusters of {spec.cluster_n} CTAs need one CTA a tile and a multiple of {spec.cluster_n} n tiles "
-                   f"(here {schedule}, {n_tiles} n tiles)")
-            if not by_rule or not hasattr(spec, "single"):
-                raise InvalidInputError(f"{spec.describe()}: {why}")
-            spec = spec.single()
-            reasons.append(f"{why}: without clusters")
+            raise InvalidInputError(f"{spec.describe()}: clusters of {spec.cluster_n} CTAs need one CTA a tile "
+                                    f"(schedule='data-parallel') and a multiple of {spec.cluster_n} n tiles (here "
+                                    f"{schedule}, {n_tiles} n tiles of {t.block_n} columns)")
         if schedule == "split-k":
             if splits < 2:
                 raise InvalidInputError(f"schedule='split-k': {tiles} tiles of {k_iters} k-steps have no even split "
