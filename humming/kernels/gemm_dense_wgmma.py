@@ -232,9 +232,10 @@ class GemmDenseWgmmaWideTmaPairSpec(GemmDenseWgmmaWideTmaSpec):
     of one m tile, each copying half of every stage's activation tile into both (memory/tma.cuh). One CTA a tile
     (the data-parallel schedule) and an even number of n tiles; its tensor map's box is ``block_m / 2`` rows.
 
-    Opt-in: no tuner rule takes it. On the H100 (2026-12-06, ABBA, verified) it tied with one CTA a tile on 28672 x
-    8192 (M = 1000 / 1024 / 4096) and 8192 x 28672 and ran 1-4% slower on the other three shapes, MXFP4, s8 and f16:
-    the activations' L2-to-SM traffic does not bound the wide tile there (NOTES-wna16 run 43)."""
+    Opt-in: no tuner rule takes it. On the H100 (2026-12-06, ABBA, verified) it ran within 2% of one CTA a tile on
+    28672 x 8192 at M = 1024 / 4096 and on 8192 x 28672, and 1-5% slower at M = 1000, on the other three of issue 5's
+    shapes, for MXFP4, s8 and f16: the activations' L2-to-SM traffic does not bound the wide tile there (NOTES-wna16
+    run 43)."""
 
     kernel = "humming::gemm_dense_wgmma_wide_tma_pair"
     config_template = "humming::WgmmaWideTmaPairConfig"
