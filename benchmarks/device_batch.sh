@@ -4,7 +4,7 @@
 #   the device's copy has no .git: put the commit in the call, HUMMING_COMMIT=<hash> bash benchmarks/device_batch.sh ...,
 #   so that the bench's JSON records it (wna16_report.git_commit)
 # Steps: devices gpu-tests older-targets output-rows jit compile-scaling wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long a-rows group-cols m1-floor f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode store-ab staged-ab ksplit ksplit-lockstep pair conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long a-rows group-cols m1-floor f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode store-ab staged-ab ksplit ksplit-lockstep pair whole-tiles conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 # PLAN_ONLY=1 bash benchmarks/device_batch.sh STEP...: a dry run on a machine without a GPU, before device time goes
 # to a step: nothing is installed; profile_wna16 and bench_wna16 --check plan and compile the step's variants for the
@@ -229,6 +229,13 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       timeout 100 $P --act f16 --m 1024 --tiles "tuner; widepair:$W data-parallel; widepair:$W data-parallel; tuner"
       timeout 100 $P --m 256 --tiles "tuner; widepair:$W data-parallel; widepair:$W data-parallel; tuner"
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/pair.txt" ;;
+    # the wide TMA tile walking whole tiles one CTA an SM (a Stream-K plan's grid with every CTA's range rounded to whole
+    # tiles, HM_WHOLE_TILES=1: no re-launch or pipeline ramp between a CTA's tiles, no partial ones) against the tuner's
+    # one CTA a tile and plain Stream-K, verified (NOTES run 43)
+    whole-tiles) { P="$PROFILE --reps 15 --verify"; T="tuner; tuner stream-k; tuner stream-k +HM_WHOLE_TILES=1; tuner stream-k +HM_WHOLE_TILES=1; tuner"
+      timeout 150 $P --m 1024,4096 --tiles "$T"
+      for nk in "8192 28672" "28672 4096" "8192 8192"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --m 1024 --tiles "$T"; done
+    } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/whole-tiles.txt" ;;
     # the k-warpgroup tile with its groups kept in step (HM_KGROUP_LOCKSTEP=1, a barrier every two stages) beside its
     # default and the tuner's 512-column tile, s4 / MXFP4 / s8 at M = 64, verified (NOTES-wna16 run 42, lead 2; built,
     # not yet run)

@@ -11,6 +11,13 @@
 #pragma once
 #include <humming/arch/types.cuh>
 
+// Timing experiments only (NOTES-wna16 run 43): 1 = every CTA's range rounded to whole tiles (CTA g of G runs tiles
+// [g T / G, (g + 1) T / G) of T, all their k-steps): one CTA an SM walking its tiles without partial ones, under a
+// Stream-K plan's grid.
+#ifndef HM_WHOLE_TILES
+#define HM_WHOLE_TILES 0
+#endif
+
 namespace humming {
 namespace scheduler {
 
@@ -26,6 +33,7 @@ struct StreamK {
   // (its relative error a few 2^-53, so within one of the quotient for any total under 2^50, far past any
   // launch) and one exact integer correction.
   HM_DEVICE long long begin(int g) const {
+    if constexpr (HM_WHOLE_TILES != 0) return static_cast<long long>(g) * (total / k_iters) / ctas * k_iters;
     const long long num = static_cast<long long>(g) * total;
     long long q = __double2ll_rd(static_cast<double>(g) * per_cta);
     if (q * ctas > num) --q;
