@@ -385,25 +385,20 @@ __global__ void HM_GEMM_DENSE_BOUNDS(WgmmaWideConfig<HM_GEMM_DENSE_CONFIG>) gemm
   GemmDenseWgmmaWide<WgmmaWideConfig<HM_GEMM_DENSE_CONFIG>>::run(HM_GEMM_DENSE_ARGS);
 }
 
-// The TMA form: the tensor map of the activations [M, K] (box BK x BM, 128-byte swizzle) comes as a parameter, and
-// its address travels in GemmDenseArgs::a, which the tensor-copy loader reads (`a` itself is unused).
-template <HM_GEMM_DENSE_TEMPLATE>
-__global__ void HM_GEMM_DENSE_BOUNDS(WgmmaWideTmaConfig<HM_GEMM_DENSE_CONFIG>)
-    gemm_dense_wgmma_wide_tma(HM_GEMM_DENSE_PARAMS, const __grid_constant__ arch::TensorMap act_map) {
-  const arch::KernelSpan span(counters);
-  GemmDenseArgs args = HM_GEMM_DENSE_ARGS;
-  args.a = &act_map;
-  GemmDenseWgmmaWide<WgmmaWideTmaConfig<HM_GEMM_DENSE_CONFIG>>::run(args);
-}
-
-// The TMA form in clusters of two (WgmmaWideTmaPairConfig): its tensor map's box is BK x BM / 2.
-template <HM_GEMM_DENSE_TEMPLATE>
-__global__ void HM_GEMM_DENSE_BOUNDS(WgmmaWideTmaPairConfig<HM_GEMM_DENSE_CONFIG>)
-    gemm_dense_wgmma_wide_tma_pair(HM_GEMM_DENSE_PARAMS, const __grid_constant__ arch::TensorMap act_map) {
-  const arch::KernelSpan span(counters);
-  GemmDenseArgs args = HM_GEMM_DENSE_ARGS;
-  args.a = &act_map;
-  GemmDenseWgmmaWide<WgmmaWideTmaPairConfig<HM_GEMM_DENSE_CONFIG>>::run(args);
-}
+// The TMA forms: the tensor map of the activations [M, K] (box BK x BM, 128-byte swizzle; BK x BM / 2 for the pair)
+// comes as a parameter, and its address travels in GemmDenseArgs::a, which the tensor-copy loader reads (`a` itself is
+// unused). NAME: the kernel; CONFIG: its configuration template (WgmmaWideTmaConfig, WgmmaWideTmaPairConfig).
+#define HM_GEMM_DENSE_WIDE_TMA_KERNEL(NAME, CONFIG)                                                              \
+  template <HM_GEMM_DENSE_TEMPLATE>                                                                            \
+  __global__ void HM_GEMM_DENSE_BOUNDS(CONFIG<HM_GEMM_DENSE_CONFIG>)                                           \
+      NAME(HM_GEMM_DENSE_PARAMS, const __grid_constant__ arch::TensorMap act_map) {                           \
+    const arch::KernelSpan span(counters);                                                                     \
+    GemmDenseArgs args = HM_GEMM_DENSE_ARGS;                                                                   \
+    args.a = &act_map;                                                                                         \
+    GemmDenseWgmmaWide<CONFIG<HM_GEMM_DENSE_CONFIG>>::run(args);                                               \
+  }
+HM_GEMM_DENSE_WIDE_TMA_KERNEL(gemm_dense_wgmma_wide_tma, WgmmaWideTmaConfig)
+HM_GEMM_DENSE_WIDE_TMA_KERNEL(gemm_dense_wgmma_wide_tma_pair, WgmmaWideTmaPairConfig)
+#undef HM_GEMM_DENSE_WIDE_TMA_KERNEL
 
 }  // namespace humming

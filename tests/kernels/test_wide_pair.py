@@ -29,16 +29,14 @@ def test_each_cta_multicasts_its_half_and_hands_slots_back_without_a_gpu_wide_fe
     from conformance.sass import SassUnavailable, disassemble
 
     hopper = archs.capabilities("sm_90a")
-    specs = []
-    for fmt in (W4, presets.get("mxfp4").weight, WeightFormat(dtypes.s8, ScaleSpec(Granularity.CHANNEL, dtypes.f32))):
-        for act in (dtypes.bf16, dtypes.f16):
-            spec = GemmDenseWgmmaWideTmaPairSpec.build(hopper.target, act, act, DecodeParams.of(fmt), TILE)
-            spec.check_supported(hopper)
-            specs.append(spec)
+    s8 = WeightFormat(dtypes.s8, ScaleSpec(Granularity.CHANNEL, dtypes.f32))
+    cases = [(fmt, act) for fmt in (W4, presets.get("mxfp4").weight, s8) for act in (dtypes.bf16, dtypes.f16)]
+    specs = [GemmDenseWgmmaWideTmaPairSpec.build(hopper.target, a, a, DecodeParams.of(f), TILE) for f, a in cases]
     kernels = compile_many(specs)
     for spec, kernel in zip(specs, kernels):
-        assert kernel.resources.spill_stores == 0, (spec.describe(), kernel.resources)
-        assert len(kernel.resources.params) == 20 and kernel.resources.params[-1].size == 128  # the tensor map
+        spec.check_supported(hopper)
+        assert (kernel.resources.spill_stores, len(kernel.resources.params)) == (0, 20), spec.describe()
+        assert kernel.resources.params[-1].size == 128  # the tensor map
         spec.check_compiled(kernel)
     try:
         sass = disassemble(kernels[0].binary)
