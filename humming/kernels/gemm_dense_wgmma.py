@@ -209,16 +209,22 @@ class GemmDenseWgmmaWideTmaSpec(GemmDenseWgmmaWideSpec):
         _check_rules(self, {"producer": (self.producer == 1, "producer = 1 (its first thread issues the copy)")})
 
     @classmethod
+    def copy_requirements(cls) -> tuple[Requirement, ...]:
+        """What the activation copy needs of the target, beside the wgmma kernel's needs."""
+        return (_tma_requirement(),)
+
+    @classmethod
     def target_requirements(cls, act: DType) -> tuple[Requirement, ...]:
-        return (*super().target_requirements(act), _tma_requirement())
+        return (*super().target_requirements(act), *cls.copy_requirements())
 
     def requirements(self) -> tuple[Requirement, ...]:
-        return (*super().requirements(), _tma_requirement())
+        return (*super().requirements(), *self.copy_requirements())
 
     def launch_extras(self, activations: torch.Tensor) -> tuple[Any, ...]:
         from humming.devices.nvidia.tensormap import activation_map
 
-        return (activation_map(activations, self.tile.block_m),)
+        # each CTA of a cluster copies its share of the tile's rows (memory/tma.cuh)
+        return (activation_map(activations, self.tile.block_m // self.cluster_n),)
 
 
 def _multicast_requirement() -> Requirement:
@@ -247,13 +253,5 @@ class GemmDenseWgmmaWideTmaPairSpec(GemmDenseWgmmaWideTmaSpec):
         _check_rules(self, {"frag_m": (half % 8 == 0, "block_m / 2 a multiple of 8 rows (whole swizzle atoms)")})
 
     @classmethod
-    def target_requirements(cls, act: DType) -> tuple[Requirement, ...]:
-        return (*super().target_requirements(act), _multicast_requirement())
-
-    def requirements(self) -> tuple[Requirement, ...]:
-        return (*super().requirements(), _multicast_requirement())
-
-    def launch_extras(self, activations: torch.Tensor) -> tuple[Any, ...]:
-        from humming.devices.nvidia.tensormap import activation_map
-
-        return (activation_map(activations, self.tile.block_m // self.cluster_n),)
+    def copy_requirements(cls) -> tuple[Requirement, ...]:
+        return (*super().copy_requirements(), _multicast_requirement())
