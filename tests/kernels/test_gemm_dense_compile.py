@@ -24,7 +24,8 @@ from humming.core.plan import KernelPlan
 from humming.core.problem import GemmProblem
 from humming.devices.nvidia import archs, tile_rules, tuning
 from humming.errors import InternalError, InvalidInputError, UnsupportedError
-from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, Tile
+from humming.kernels.dense_decode import DecodeParams
+from humming.kernels.gemm_dense import GemmDenseSpec, Tile
 from humming.kernels.gemm_dense_wgmma import (GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec,
                                               wgmma_tile, wide_tile)
 

@@ -103,7 +103,7 @@ def test_cpu_tensors_are_refused_last_with_the_move(weight: packing.PackedWeight
 
 def test_float_zero_point_formats_are_unsupported_by_the_twin() -> None:
     from humming.core.formats import Granularity, ScaleSpec, WeightFormat, ZeroPointSpec
-    from humming.kernels.gemm_dense import DecodeParams
+    from humming.kernels.dense_decode import DecodeParams
 
     fmt = WeightFormat(dtypes.u4, ScaleSpec(Granularity.GROUP, dtypes.f16, 128), ZeroPointSpec.FLOAT)
     with pytest.raises(UnsupportedError, match="float zero points"):

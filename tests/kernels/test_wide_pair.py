@@ -13,7 +13,7 @@ from humming.core.formats import Granularity, ScaleSpec, WeightFormat
 from humming.core.problem import GemmProblem
 from humming.devices.nvidia import archs, tuning
 from humming.errors import InvalidInputError, UnsupportedError
-from humming.kernels.gemm_dense import DecodeParams
+from humming.kernels.dense_decode import DecodeParams
 from humming.kernels.gemm_dense_wgmma import GemmDenseWgmmaWideTmaPairSpec, GemmDenseWgmmaWideTmaSpec, wide_tile
 
 W4 = WeightFormat(dtypes.s4, ScaleSpec(Granularity.GROUP, dtypes.f16, 128))

@@ -13,7 +13,8 @@ from typing import Callable
 
 from humming.capabilities.model import DeviceCapabilities
 from humming.core.dtypes import DType
-from humming.kernels.gemm_dense import DecodeParams, GemmDenseSpec, ScaleMode, Tile, ZeroMode, zero_on_sums
+from humming.kernels.dense_decode import DecodeParams, ScaleMode, ZeroMode
+from humming.kernels.gemm_dense import GemmDenseSpec, Tile, zero_on_sums
 from humming.kernels.gemm_dense_wgmma import (GemmDenseWgmmaSpec, GemmDenseWgmmaWideSpec, GemmDenseWgmmaWideTmaSpec,
                                               wgmma_tile, wide_tile)
 

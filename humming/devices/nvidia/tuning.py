@@ -23,7 +23,8 @@ from humming.devices.nvidia.target import refuse_defective_nvrtc
 from humming.devices.nvidia.tile_rules import (_INF, DP_MANY_WAVES, DP_WAVE_FILL, SHORT_SPLIT_STEPS,
                                                SHORT_STREAM_K_SHARERS, KiB, TileRule, table_for)
 from humming.errors import InvalidInputError, UnsupportedError
-from humming.kernels.gemm_dense import ACTIVATIONS, DecodeParams, GemmDenseSpec, Tile, groups_fit_stage
+from humming.kernels.dense_decode import DecodeParams
+from humming.kernels.gemm_dense import ACTIVATIONS, GemmDenseSpec, Tile, groups_fit_stage
 
 
 def _fit(spec: GemmDenseSpec, caps: DeviceCapabilities) -> GemmDenseSpec:
