@@ -102,10 +102,11 @@ HM_DEVICE void pipeline_with_producer(const Args& p, char* smem) {
   static_assert((KG & (KG - 1)) == 0 && S % KG == 0, "stage groups: a power of two sharing the ring evenly");
   constexpr int CL = Cfg::kClusterN;
   static_assert(CL == 1 || KG == 1, "a cluster's CTAs take every stage with all their compute warps");
+  constexpr int kPeerArrivals = HM_CLUSTER_LOCAL_ONLY ? 0 : (CL - 1) * (Cfg::kThreads / 32);  // a warp each a peer
   if (tid == 0) {
     for (int s = 0; s < S; ++s) {
       arch::mbarrier_init(full + 8 * s, 32 * Cfg::kProducerWarps);
-      arch::mbarrier_init(empty + 8 * s, Cfg::kThreads / KG + (HM_CLUSTER_LOCAL_ONLY ? 0 : (CL - 1) * (Cfg::kThreads / 32)));
+      arch::mbarrier_init(empty + 8 * s, Cfg::kThreads / KG + kPeerArrivals);
     }
     if constexpr (CL > 1) arch::fence_mbarrier_init_cluster();
   }

@@ -3,10 +3,10 @@
 //
 // PTX ISA 8.0: %cluster_ctarank; barrier.cluster.arrive / wait (every thread of the cluster; .release / .acquire
 // order the shared-memory accesses of the cluster around it); mapa.shared::cluster (a CTA-local shared address ->
-// the same offset in CTA `rank` of the cluster); mbarrier.arrive.shared::cluster on such an address; fence.mbarrier_init.release.cluster (barrier initialisations visible to the cluster before a peer
-// arrives on them or a copy completes on them); cp.async.bulk.tensor ... .multicast::cluster (one box read once,
-// written to the same shared offset of every CTA in a 16-bit mask, each CTA's mbarrier at that offset credited with
-// the box's bytes).
+// the same offset in CTA `rank` of the cluster); mbarrier.arrive.shared::cluster on such an address;
+// fence.mbarrier_init.release.cluster (barrier initialisations visible to the cluster before a peer arrives on them
+// or a copy completes on them); cp.async.bulk.tensor ... .multicast::cluster (one box read once, written to the same
+// shared offset of every CTA in a 16-bit mask, each CTA's mbarrier at that offset credited with the box's bytes).
 #pragma once
 #include <humming/arch/tma.cuh>
 #include <humming/arch/types.cuh>
