@@ -29,7 +29,11 @@ class KernelPlan:
     reasons: tuple[str, ...] = field(default=())  # why this choice, one line each
     cooperative: bool = False  # every CTA resident at once: CTAs wait for others' partial tiles
     sentinel: bool = False  # the partial slots hold the all-ones "not written" word between launches (decode tiles)
-    cluster: int = 1  # CTAs a thread-block cluster (consecutive CTAs of the 1-D grid); 1: no cluster
+
+    @property
+    def cluster(self) -> int:
+        """CTAs a thread-block cluster (consecutive CTAs of the 1-D grid) the launch takes: the kernel's; 1: none."""
+        return self.spec.cluster_n
 
     def explain(self) -> str:
         lines = [self.problem.describe(), f"kernel: {self.spec.describe()}",

@@ -266,7 +266,7 @@ class DenseTuner:
         # Tile counters only for the counter forms: the decode form's first CTA waits on the slots.
         counters = tiles if ws and not waits else 0
         return KernelPlan(problem, spec, grid, spec.cta_threads(), spec.smem_bytes(), ws, counters, schedule,
-                          tuple(reasons), cooperative=waits or spreads, sentinel=waits, cluster=spec.cluster_n)
+                          tuple(reasons), cooperative=waits or spreads, sentinel=waits)
 
     @staticmethod
     def grid_sizes(plan: KernelPlan) -> tuple[int, int, int]:
