@@ -45,6 +45,12 @@
 #ifndef HM_NO_A_LOADS
 #define HM_NO_A_LOADS 0
 #endif
+// Timing experiments only: N > 0 = every tile copies the weights, scales and zero points of n tile nt % N, so that
+// they stream from L2 instead of DRAM: the same instruction stream as a GPU with more memory bandwidth would run
+// (the H200's decode, which its SMs hold, timed on an H100). Wrong values by design.
+#ifndef HM_L2_WEIGHTS
+#define HM_L2_WEIGHTS 0
+#endif
 
 namespace humming {
 
@@ -207,6 +213,9 @@ struct GemmDense {
     HM_DEVICE void set_tile(const GemmDenseArgs& p, int tile) {
       int mt, nt;
       scheduler::tile_coords<Cfg::kClusterN>(tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
+#if HM_L2_WEIGHTS > 0
+      nt %= HM_L2_WEIGHTS;  // after the tile's own coordinates: only the copies' sources move
+#endif
       w.set_tile(p.w, nt, p.nb64);
       a.set_tile(p.a, mt * BM, p.m, p.k, p.lda);
       const int row_bytes_s = p.nb64 * 64 * Stage::kSBytes;
