@@ -4,7 +4,7 @@
 #   the device's copy has no .git: put the commit in the call, HUMMING_COMMIT=<hash> bash benchmarks/device_batch.sh ...,
 #   so that the bench's JSON records it (wna16_report.git_commit)
 # Steps: devices gpu-tests older-targets output-rows jit compile-scaling wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long a-rows group-cols m1-floor f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode store-ab staged-ab ksplit ksplit-lockstep pair whole-tiles l2-proxy conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long a-rows group-cols m1-floor f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode store-ab staged-ab ksplit ksplit-lockstep pair whole-tiles l2-proxy ncu-l2 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 # PLAN_ONLY=1 bash benchmarks/device_batch.sh STEP...: a dry run on a machine without a GPU, before device time goes
 # to a step: nothing is installed; profile_wna16 and bench_wna16 --check plan and compile the step's variants for the
@@ -267,6 +267,11 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     check) timeout 300 $CHECK 2>&1 | tee "$OUT/check.txt" | tail -3 ;;
     ncu) bash benchmarks/ncu_wna16.sh s4_m1 --m 1 2>&1 | tee "$OUT/ncu.txt" | tail -40
       rm -f "$OUT"/*.ncu-rep ;;  # the pages and the per-instruction SASS table come back; the report would not
+    # the decode at M = 16 with its weights from L2 (HM_L2_WEIGHTS=8, l2-proxy: the H100 then runs s4 in the H200's
+    # 44 us), s4 and NVFP4: which pipe or stall holds the SM once DRAM does not
+    ncu-l2) { bash benchmarks/ncu_wna16.sh s4_m16_l2 --m 16 --define HM_L2_WEIGHTS=8
+      bash benchmarks/ncu_wna16.sh nvfp4_m16_l2 --m 16 --format nvfp4 --define HM_L2_WEIGHTS=8; } 2>&1 | tee "$OUT/ncu-l2.txt" | tail -60
+      rm -f "$OUT"/*.ncu-rep "$OUT"/*.log ;;
     # the decode kernels at today's code: s4 M = 16 (the W4A16 blocker), s4 M = 1 and MXFP4 M = 1 beside it (run 24)
     ncu-decode) { bash benchmarks/ncu_wna16.sh s4_m16 --m 16; bash benchmarks/ncu_wna16.sh s4_m1 --m 1
       bash benchmarks/ncu_wna16.sh mxfp4_m1 --m 1 --format mxfp4; } 2>&1 | tee "$OUT/ncu-decode.txt" | tail -60
