@@ -248,10 +248,11 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       for f in mxfp4 nvfp4 "w8a16 s8 ch"; do
         timeout 60 $P --format "$f" --m 1,16 --tiles "tuner; tuner $L; tuner; tuner $L" | grep "M=\|skip"; done
     } 2>&1 | tee "$OUT/l2-proxy.txt" ;;
-    # the H200's bandwidth emulated on an H100: a share of the tiles (nt % P < S) copies its weights from tiles kept
-    # in L2, so that DRAM carries 1 - S / P of the bytes (the H100's 3.03 TB/s over the H200's 4.26: 0.71); S / P =
-    # 4 / 16, 9 / 32 and 5 / 16 beside the plain kernel, decode formats at M = 1 / 16, to set against the H200's own
-    # times of the same machine code (RESULTS.md 2026-12-05 17:08); timing only (wrong values)
+    # the H200's bandwidth emulated on an H100: a share of the tiles (nt % P < S) copies its weights from two tiles
+    # kept in L2, so that DRAM carries 1 - S / P of the bytes (the H100's 3.03 TB/s over the H200's 4.26: 0.71);
+    # S / P = 4 / 16, 9 / 32 and 5 / 16 beside the plain kernel, decode formats at M = 1 / 16, to set against the
+    # H200's own times of the same machine code (RESULTS.md 2026-12-05 17:08); timing only (wrong values). First run
+    # (9d53d23, sources nt % P): 9 / 32 no faster than the plain kernel, the sources pushed out of L2
     h200-emu) { P="$PROFILE --reps 25"; E="+HM_L2_WEIGHTS=32,HM_L2_SHARE=9"
       T="tuner; tuner $E; tuner +HM_L2_WEIGHTS=16,HM_L2_SHARE=4; tuner +HM_L2_WEIGHTS=16,HM_L2_SHARE=5; tuner $E"
       for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
