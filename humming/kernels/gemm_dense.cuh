@@ -45,17 +45,11 @@
 #ifndef HM_NO_A_LOADS
 #define HM_NO_A_LOADS 0
 #endif
-// Timing experiments only: N > 0 = the tiles with nt % N < HM_L2_SHARE copy the weights, scales and zero points
-// of another n tile, which then stream from L2 instead of DRAM: the same instruction stream as a GPU with more
-// memory bandwidth would run. Every tile (the default share): n tile nt % N (the H200's decode, which its SMs
-// hold, timed on an H100). A share of them: n tile nt % 2, two tiles re-read so often that the streaming
-// evict-first lines do not push them out (a share of nine in 32 read from nine tiles measured no faster), so that
-// DRAM carries 1 - S / N of the bytes. Wrong values by design.
+// Timing experiments only: N > 0 = every tile copies the weights, scales and zero points of n tile nt % N, so that
+// they stream from L2 instead of DRAM: the same instruction stream as a GPU with more memory bandwidth would run
+// (the H200's decode, which its SMs hold, timed on an H100). Wrong values by design.
 #ifndef HM_L2_WEIGHTS
 #define HM_L2_WEIGHTS 0
-#endif
-#ifndef HM_L2_SHARE
-#define HM_L2_SHARE HM_L2_WEIGHTS
 #endif
 
 namespace humming {
@@ -220,8 +214,7 @@ struct GemmDense {
       int mt, nt;
       scheduler::tile_coords<Cfg::kClusterN>(tile, p.m_tiles, p.n_tiles, Cfg::kGroupM, mt, nt);
 #if HM_L2_WEIGHTS > 0
-      // after the tile's coordinates: only the copies' sources move
-      if (nt % HM_L2_WEIGHTS < HM_L2_SHARE) nt %= HM_L2_SHARE == HM_L2_WEIGHTS ? HM_L2_WEIGHTS : 2;
+      nt %= HM_L2_WEIGHTS;  // after the tile's own coordinates: only the copies' sources move
 #endif
       w.set_tile(p.w, nt, p.nb64);
       a.set_tile(p.a, mt * BM, p.m, p.k, p.lda);
