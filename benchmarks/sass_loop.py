@@ -128,7 +128,7 @@ def describe(m: int, n: int, k: int, fmt: str, act: str, arch: str, sms: int, de
     ops = Counter(text.split()[0] for text in loop)
     mmas = sum(n for op, n in ops.items() if is_mma(op))
     r = kernel.resources
-    top = ", ".join(f"{op} {n}" for op, n in ops.most_common(8))
+    top = ", ".join(f"{op} {n}" for op, n in ops.most_common(int(os.environ.get("HM_SASS_TOP", "8"))))
     line = (f"{defines or 'default':<32} regs {r.registers:3d} spill {r.spill_stores}/{r.spill_loads} B  loop "
             f"{len(loop):4d} instr, {mmas:2d} MMA, R2UR {ops.get('R2UR', 0):2d}, LDL {ops.get('LDL', 0)}: {top}")
     return "\n".join([line, *stall_lines(kernel.binary)]) if stalls else line
