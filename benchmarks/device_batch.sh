@@ -4,7 +4,7 @@
 #   the device's copy has no .git: put the commit in the call, HUMMING_COMMIT=<hash> bash benchmarks/device_batch.sh ...,
 #   so that the bench's JSON records it (wna16_report.git_commit)
 # Steps: devices gpu-tests older-targets output-rows jit compile-scaling wna16 wna16-full wna16-big formats check ncu ncu-wgmma ncu-wide ncu-tma producer wgmma-producer wgmma-tiles wide2 shapes preload stages loaders tma decode-k4 decode-occ decode-loader span sk-decode m64-dp split-waves m64-tail w8-sched
-# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long a-rows group-cols m1-floor f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode store-ab staged-ab ksplit ksplit-lockstep pair whole-tiles l2-proxy ncu-l2 zero-by-mma conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
+# m64-tiles sk-cost sk-bisect sk-formats sk-settle sk-first m16-wgmma occ34 m64-diag m64-fixup spread wgmma-rate few-tiles small-decode one-per-sm short-splits short-sk uniform-preload ncu-m64-a2 no-a short-sk2 fold fixup-floor cluster finish-split fixup-bulk spread-steps one-token uniform-warp w8-m16 w8-m16b wide-uniform few-tiles64 wide-confirm near-lines fix-act zero-sub s8-direct zero-sums zero-sums2 big-verify clock-watch placement big-seq launch-gap pdl zero-rows fn2 verify-paths verify-repro zero-rows-q zero-rows-bench zero-mma zero-power ws-capture interleave producer-today producer-fp4 k4-m16 k4-long a-rows group-cols m1-floor f16-decode msync-big msync-formats f8-prmt preload-wide preload-u8 fine-stages sk-today large-m ncu-decode store-ab staged-ab ksplit ksplit-lockstep pair whole-tiles l2-proxy ncu-l2 conformance (default: all but the ncu steps and the experiments: producer .. shapes). Each step's log is
 # $OUT/<step>.txt; wna16/formats also write JSON tables, ncu writes reports (benchmarks/ncu_wna16.sh).
 # PLAN_ONLY=1 bash benchmarks/device_batch.sh STEP...: a dry run on a machine without a GPU, before device time goes
 # to a step: nothing is installed; profile_wna16 and bench_wna16 --check plan and compile the step's variants for the
@@ -101,13 +101,15 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
     verify-repro) timeout 200 python3 benchmarks/experiments/verify_repro.py 2>&1 | tee "$OUT/verify-repro.txt" ;;
     # where the bench's 8192 x 28672 quantized weights lose rows (run 22): checked before any GEMM reads them
     zero-rows-q) timeout 150 python3 benchmarks/experiments/zero_rows.py 2>&1 | tee "$OUT/zero-rows-q.txt" ;;
-    # with experiments/wna16-zero-sums-mma.patch applied: the zero on the partial sums at M = 2..16 by an offset MMA
-    # (run 23, lost) against the paired FMA, interleaved, verified; the GPU tests of it first
+    # with experiments/wna16-zero-sums-mma.patch applied (remade on 3b85e10's kernels; HM_ZERO_BY_MMA=1 switches it
+    # on): the zero on the partial sums at M = 2..16 by an offset MMA against the paired FMA (runs 9, 23 and 44: lost),
+    # s4 g128 at M = 16 / 8, verified, ABBA, then M = 16 with the weights in L2 (l2-proxy: the H200's floor)
     zero-mma) { tree_patch < benchmarks/experiments/wna16-zero-sums-mma.patch || exit 1
-      timeout 250 python3 -m pytest -q -m gpu tests/gpu/test_gemm_dense_gpu.py -p no:cacheprovider -x -k \
-                  "zero_on_the_sums or (matches_the_reference and s4)" 2>&1 | tail -3
-      P="$PROFILE --reps 25 --verify --m 5,16"; T="tuner; tuner +HM_ZERO_SUMS_MMA=0; tuner"
-      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"; timeout 100 $P --n $n --k $k --tiles "$T"; done
+      P="$PROFILE --reps 25"; Z="HM_ZERO_BY_MMA=1"; L="HM_L2_WEIGHTS=8"
+      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
+        timeout 90 $P --verify --n $n --k $k --m 16,8 --tiles "tuner; tuner +$Z; tuner +$Z; tuner" | grep "M=\|skip\|FAIL"
+        timeout 90 $P --n $n --k $k --m 16 --tiles "tuner +$L; tuner +$Z,$L; tuner +$Z,$L; tuner +$L" | grep "M=\|skip"
+      done
       tree_patch -R < benchmarks/experiments/wna16-zero-sums-mma.patch
     } 2>&1 | grep -v "^ *skip\|^copy" | tee "$OUT/zero-mma.txt" ;;
     # compute-bound M = 1024 on random weights and on the same with half their rows zero, interleaved (run 23)
@@ -248,15 +250,6 @@ for l in sys.stdin: print(time.strftime('%H:%M:%S'), '%.1f' % (time.time() % 60)
       for f in mxfp4 nvfp4 "w8a16 s8 ch"; do
         timeout 60 $P --format "$f" --m 1,16 --tiles "tuner; tuner $L; tuner; tuner $L" | grep "M=\|skip"; done
     } 2>&1 | tee "$OUT/l2-proxy.txt" ;;
-    # the swapped decode past one token with the 4-bit zero taken by an MMA of the n8 operands (HM_ZERO_BY_MMA=1,
-    # route.cuh kZeroByMma: -128 HFMA2, +16 HMMA and 32 FADD a stage and warp) against the tuner's kernel, s4 g128 at
-    # M = 16 / 8 on the three large shapes, verified, ABBA; then M = 16 with the weights in L2 (l2-proxy: the H200's
-    # floor), timing only
-    zero-by-mma) { P="$PROFILE --reps 25"; Z="HM_ZERO_BY_MMA=1"; L="HM_L2_WEIGHTS=8"
-      for nk in "28672 8192" "8192 28672" "28672 4096"; do read -r n k <<< "$nk"
-        timeout 90 $P --verify --n $n --k $k --m 16,8 --tiles "tuner; tuner +$Z; tuner +$Z; tuner" | grep "M=\|skip\|FAIL"
-        timeout 90 $P --n $n --k $k --m 16 --tiles "tuner +$L; tuner +$Z,$L; tuner +$Z,$L; tuner +$L" | grep "M=\|skip"
-      done; } 2>&1 | tee "$OUT/zero-by-mma.txt" ;;
     # the k-warpgroup tile with its groups kept in step (HM_KGROUP_LOCKSTEP=1, a barrier every two stages) beside its
     # default and the tuner's 512-column tile, s4 / MXFP4 / s8 at M = 64, verified (NOTES-wna16 run 42, lead 2; built,
     # not yet run)

@@ -239,7 +239,6 @@ struct GemmDense {
 
   static constexpr bool kAccScale = Route::kAccScale, kFixOnActivations = Route::kFixOnActivations;
   static constexpr bool kZeroOnSums = Route::kZeroOnSums, kGroupColumns = Route::kGroupColumns;
-  static constexpr bool kZeroByMma = Route::kZeroByMma;
   static constexpr int kActShift = Route::kActShift, kPartSteps = Route::kPartSteps;
   // A warp's group scales and zero points, and the scales on partial sums (dequant/group_terms.cuh).
   using Terms = dequant::GroupTerms<Cfg, Stage, FN, NB, kAccScale>;
@@ -255,7 +254,6 @@ struct GemmDense {
     u32 scale[FN][8];
     SwapAcc part;  // kAccScale: this group's unscaled sums
     float asum = 0.0f;  // kZeroOnSums: token 0's activations summed over the part's k16 steps
-    float zsum[kZeroByMma ? NB : 1][4];  // kZeroByMma: the zero's MMA sums over the part
     if constexpr (kGroupColumns) part.zero();  // every part of the stage, each in its own column
 #pragma unroll
     for (int i = 0; i < Cfg::kKStepsPerWarp; ++i) {
@@ -265,16 +263,9 @@ struct GemmDense {
           if constexpr (kAccScale) {
             if (i > 0) {
               if constexpr (kZeroOnSums) Terms::take_zero_offset(part, asum);
-              if constexpr (kZeroByMma) Terms::add_zero_sums(part, zsum);
               Terms::apply(acc, part, scale);
             }
             part.zero();
-            if constexpr (kZeroByMma) {
-#pragma unroll
-              for (int h = 0; h < NB; ++h)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) zsum[h][e] = 0.0f;
-            }
             if constexpr (kZeroOnSums) asum = Terms::template row0_sum<kPartSteps>(sA, ks, lane);
           }
           Terms::load_scales(base, ks, wn, g, scale);
@@ -286,11 +277,6 @@ struct GemmDense {
       u32 a[FM][4];
       u32 x[2][2];  // swapped form: the n8 operands (rows 0-7, 8-15)
       if constexpr (Cfg::kSwapAB) mma::load_n8_operands<BK>(x, sA, ks, lane);
-      if constexpr (kZeroByMma) {
-        constexpr u32 za[4] = {Route::kZeroA, Route::kZeroA, Route::kZeroA, Route::kZeroA};
-#pragma unroll
-        for (int h = 0; h < NB; ++h) arch::mma_m16n8k16(Act{}, zsum[h], za, x[h]);
-      }
       if constexpr (kFixOnActivations) {
         constexpr u32 kShift2 = (static_cast<u32>(127 + kActShift) << 7) * 0x00010001u;  // 2^kActShift, a bf16 pair
 #pragma unroll
@@ -331,7 +317,6 @@ struct GemmDense {
       Terms::template apply_columns<Route::kParts, kPartSteps>(acc, part, base, wn, wk, lane);
     } else if constexpr (kAccScale) {
       if constexpr (kZeroOnSums) Terms::take_zero_offset(part, asum);
-      if constexpr (kZeroByMma) Terms::add_zero_sums(part, zsum);
       Terms::apply(acc, part, scale);
     }
   }

@@ -85,19 +85,6 @@ struct GroupTerms {
       }
   }
 
-  // kZeroByMma: every fragment's part takes the sums of the zero's MMA (zs[h], the same in every row).
-  template <class Part>
-  static HM_DEVICE void add_zero_sums(Part& part, const float (&zs)[NB][4]) {
-#pragma unroll
-    for (int fn = 0; fn < FN; ++fn)
-#pragma unroll
-      for (int f = 0; f < 4; ++f)
-#pragma unroll
-        for (int h = 0; h < NB; ++h)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) part.d[fn][f][h][e] += zs[h][e];
-  }
-
   // acc += scale x part, swapped accumulators. A one-token kernel (Cfg::kOneToken, M = 1) scales only token column
   // 0's sums (elements 0 and 2 of the first n8 fragment), the only column it stores: 8 FFMA fewer a group and n64
   // block, which MXFP4 (g32) and NVFP4 (g16) pay often enough to run 2-5% faster at M = 1 (NOTES-wna16 run 20).

@@ -34,7 +34,7 @@ struct BlockPairs {
       v = w[(j + P % 2) % B];
 #else
       if constexpr (Cfg::kWKind == kWeightInt) {
-        if constexpr (B == 4 && (R::kZeroOnSums || R::kZeroByMma)) {
+        if constexpr (B == 4 && R::kZeroOnSums) {
           v = int4_magic_pair<P>(w, masks);
         } else if constexpr (B == 4 && R::kF16) {
           v = int4_f16_pair<P>(w, masks, z.lo[fn][j], z.hi[fn][j]);

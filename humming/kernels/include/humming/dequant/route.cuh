@@ -17,12 +17,6 @@
 #ifndef HM_ZERO_ON_SUMS
 #define HM_ZERO_ON_SUMS 1
 #endif
-// Timing experiment (default 0): the swapped form past one token (M = 2..16), bf16, 4-bit codes with a constant zero
-// and scales on the partial sums keeps the operands at the magic read 128 + c, and one more MMA a k16 step and n8
-// fragment, every A element -(128 + zero), sums what each part owes its zero (kZeroByMma below).
-#ifndef HM_ZERO_BY_MMA
-#define HM_ZERO_BY_MMA 0
-#endif
 // bf16 float weights in the swapped form: 1 = the exponent fix on the activations once a k16 step where
 // kFixOnActivations (below) takes it, 0 = on every weight pair everywhere (the form before 2026-12-04; timing only).
 #ifndef HM_FIX_ON_ACT
@@ -44,7 +38,7 @@
 // that the twin's mirrors of the routes are checked only against kernels that take them; GemmDenseSpec.check_compiled).
 #define HM_ROUTES_DEFAULT                                                                          \
   (HM_S8_BF16_DIRECT == 1 && HM_ZERO_ON_SUMS == 1 && HM_FIX_ON_ACT == 1 && HM_GROUP_COLUMNS == 1 && \
-   HM_FIX_ON_ACT_COLUMNS == 0 && HM_ZERO_BY_MMA == 0)
+   HM_FIX_ON_ACT_COLUMNS == 0)
 
 namespace humming {
 
@@ -80,14 +74,6 @@ struct Route {
   static constexpr bool kZeroOnSums = HM_ZERO_ON_SUMS && Cfg::kOneToken && kAccScale && !kF16 &&
                                       Cfg::kWKind == kWeightInt && Cfg::kWBits == 4 && Cfg::kZMode == kZeroConst &&
                                       (kPartSteps == 4 || kPartSteps == 8);
-  // M = 2..16 (HM_ZERO_BY_MMA, timing only): the zero of kZeroOnSums taken by an MMA of the n8 operands with a
-  // constant A, -(128 + zero) in every element: its sums are -(128 + zero) x each token's activations over the k16
-  // step, the same in every row, and are added to every fragment's part before it is scaled (GroupTerms::
-  // add_zero_sums). Two MMAs a k16 step (two n8 fragments) and 32 FADD a part for the 128 paired FMAs of a stage.
-  static constexpr bool kZeroByMma = HM_ZERO_BY_MMA && !Cfg::kOneToken && Cfg::kSwapAB && kAccScale && !kF16 &&
-                                     Cfg::kWKind == kWeightInt && Cfg::kWBits == 4 && Cfg::kZMode == kZeroConst;
-  // The constant A register of those MMAs: the bf16 pair of -(128 + zero) (exponent 2^7, the zero in the mantissa).
-  static constexpr u32 kZeroA = (0xC300u | static_cast<u32>(Cfg::kZConst)) * 0x00010001u;
   // The parts a warp's k16 steps of a stage hold (kAccScale).
   static constexpr int kParts = kPartSteps > 0 ? Cfg::kKStepsPerWarp / kPartSteps : 1;
   // One token (M = 1) with 2, 4 or 8 parts a stage (groups of 16 or 32 k: NVFP4, MXFP4, MXINT4, integer codes in
